@@ -1,0 +1,48 @@
+# The project's single entry point. `make run` and `make test` install what they
+# need first (virtual environment, Python packages, Maven jars), once: stamps
+# make a second set-up download nothing.
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+JARS := .lakehouse/jars
+PY_STAMP := $(VENV)/.installed
+JARS_STAMP := $(JARS)/.fetched
+
+.PHONY: setup run test lint stack-up stack-down clean
+
+setup: $(PY_STAMP) $(JARS_STAMP)
+
+$(PY_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
+	$(BIN)/pip install --quiet --no-build-isolation -e '.[dev]'
+	@# `dbt` from an activated venv finds the project's profiles and Spark settings.
+	@grep -q 'ingestion.dbt' $(BIN)/activate || \
+		echo 'eval "$$(python -m ingestion.dbt 2>/dev/null)"' >> $(BIN)/activate
+	touch $@
+
+$(JARS_STAMP): jvm/pom.xml
+	mvn --batch-mode --quiet -f jvm/pom.xml dependency:copy-dependencies \
+		-DoutputDirectory=$(abspath $(JARS))
+	touch $@
+
+# The main job, end to end on the local stack.
+run: setup
+	$(BIN)/lakehouse run
+
+# The test suite (starts and stops its own stack on free ports).
+test: setup
+	$(BIN)/pytest
+
+lint: setup
+	$(BIN)/pre-commit run --all-files
+
+stack-up: setup
+	$(BIN)/lakehouse stack up
+
+stack-down:
+	$(BIN)/lakehouse stack down
+
+clean:
+	rm -rf target logs .pytest_cache .ruff_cache

@@ -1,0 +1,50 @@
+"""Register Hudi tables in the catalog the Thrift server reads.
+
+Tables are registered once by location (`USING hudi LOCATION ...`); Hudi's
+catalog reads the schema and file listing from the table itself at query
+time, so every new commit and every added column is visible without a refresh.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from ingestion.landing import to_hadoop_uri
+from ingestion.output import UserError
+
+
+def ensure_database(spark: SparkSession, database: str, location: str) -> None:
+    spark.sql(f"create database if not exists `{database}` location '{to_hadoop_uri(location)}'")
+
+
+class CatalogConflictError(UserError):
+    """The catalog already has the table, stored somewhere else."""
+
+
+def _same_location(registered: str, uri: str) -> bool:
+    def norm(text: str) -> str:
+        return text.rstrip("/").replace("file:///", "/").replace("file:/", "/")
+
+    return norm(registered) == norm(uri)
+
+
+def register(spark: SparkSession, database: str, table: str, path: str) -> None:
+    """Create the catalog entry for a Hudi table at `path` unless it exists already.
+
+    A table of the same name at another location is an error, never re-pointed:
+    the catalog may be shared with other lakes (and other people).
+    """
+    uri = to_hadoop_uri(path).rstrip("/")
+    if spark.catalog.tableExists(f"{database}.{table}"):
+        location = (
+            spark.sql(f"describe formatted `{database}`.`{table}`")
+            .where("col_name = 'Location'")
+            .collect()
+        )
+        if location and not _same_location(location[0].data_type, uri):
+            raise CatalogConflictError(
+                f"{database}.{table} is registered at {location[0].data_type}, not at {uri}; "
+                "drop it or write to another database"
+            )
+        return
+    spark.sql(f"create table `{database}`.`{table}` using hudi location '{uri}'")

@@ -1,0 +1,135 @@
+"""The `lakehouse` command: argument parsing and output only; the work is in the modules."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from ingestion import output
+
+
+def _stack(args: argparse.Namespace) -> int:
+    from ingestion import stack
+
+    if args.action == "up":
+        stack.up(log=output.say)
+        return 0
+    if args.action == "down":
+        stack.down(log=output.say)
+        return 0
+    if args.action == "status":
+        return 0 if stack.status(log=output.say) else 1
+    output.say(stack.logs(name=args.service, lines=args.lines))
+    return 0
+
+
+def _stack_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("stack", help="the local Thrift server and catalog")
+    parser.add_argument("action", choices=["up", "down", "status", "logs"])
+    parser.add_argument("--service", choices=["catalog", "thrift"], help="logs of one service")
+    parser.add_argument("-n", "--lines", type=int, default=50, help="log lines to show")
+    parser.set_defaults(handler=_stack)
+
+
+def _cdc_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("cdc", help="Debezium change data: generate, decode")
+    cdc = parser.add_subparsers(dest="cdc_command", required=True)
+    from ingestion.generate import command as generate
+
+    generate_parser = cdc.add_parser("generate", help="write TICKIT CDC into a landing zone")
+    generate.add_arguments(generate_parser)
+    generate_parser.set_defaults(handler=generate.run)
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from ingestion import runner
+
+    return runner.run_ingest(
+        tables=args.tables.split(",") if args.tables else None,
+        landing=args.landing,
+        lake=args.lake,
+        continuous=args.continuous,
+        interval=args.interval,
+        max_runs=args.max_runs,
+        log=output.say,
+    )
+
+
+def _ingest_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "ingest", help="apply new landing files to the Hudi bronze tables, exactly once"
+    )
+    parser.add_argument("--tables", help="comma-separated bronze tables (default: all)")
+    parser.add_argument("--landing", help="landing zone URI (default: from conf/lakehouse.yml)")
+    parser.add_argument("--lake", help="lake URI (default: from conf/lakehouse.yml)")
+    parser.add_argument("--continuous", action="store_true", help="keep polling for new files")
+    parser.add_argument("--interval", type=float, default=60.0, help="seconds between polls")
+    parser.add_argument("--max-runs", type=int, help="stop after this many polls (continuous)")
+    parser.set_defaults(handler=_ingest)
+
+
+def _dbt(args: argparse.Namespace) -> int:
+    from ingestion.dbt import run_dbt
+
+    dbt_args = [arg for arg in args.dbt_args if arg != "--"]
+    return run_dbt(dbt_args, target=args.target).returncode
+
+
+def _dbt_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "dbt", help="run dbt with the project's profiles and Spark settings: lakehouse dbt -- build"
+    )
+    parser.add_argument("--target", help="dbt target (default: local)")
+    parser.add_argument("dbt_args", nargs=argparse.REMAINDER, help="arguments for dbt")
+    parser.set_defaults(handler=_dbt)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ingestion import pipeline
+
+    return pipeline.run_main_job(scale=args.scale, log=output.say)
+
+
+def _run_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "run", help="the main job: generate CDC, ingest, dbt build, dbt docs generate"
+    )
+    parser.add_argument("--scale", type=float, default=0.01, help="TICKIT scale (1 = ~425K rows)")
+    parser.set_defaults(handler=_run)
+
+
+PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _run_parser,
+    _stack_parser,
+    _cdc_parser,
+    _ingest_parser,
+    _dbt_parser,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add in PARSERS:
+        add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args) or 0)
+    except output.UserError as error:
+        output.error(str(error))
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""The table config (conf/tables.yml): load, validate, typed objects.
+
+Validation runs before any Spark work, and every error names the file, the
+table and the field at fault, so a typo never becomes a half-written table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ingestion.decode.types import FieldType, UnknownTypeError, parse_config_type
+from ingestion.output import UserError
+from ingestion.settings import PROJECT_DIR
+
+TABLES_FILE = PROJECT_DIR / "conf" / "tables.yml"
+CONNECTORS = ("postgresql", "mysql", "sqlserver")
+DECIMAL_MODES = ("precise", "double", "string")
+ORDERINGS = ("source_position", "source_ts")
+TABLE_TYPES = ("cow", "mor")
+DELETE_MODES = ("soft", "hard")
+TRUNCATE_MODES = ("delete_all", "ignore")
+
+
+class ConfigError(UserError):
+    """The table config is invalid; the message names file, table and field."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source system: which Debezium connector wrote its topics."""
+
+    name: str
+    connector: str
+    decimal_handling: str = "precise"
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """One bronze table and the topic it is built from."""
+
+    name: str
+    source: Source
+    topic: str
+    key: tuple[str, ...]
+    database: str
+    ordering: str = "source_position"
+    partition_by: tuple[str, ...] = ()
+    table_type: str = "cow"
+    delete_mode: str = "soft"
+    truncate: str = "delete_all"
+    columns: dict[str, FieldType] = field(default_factory=dict)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.database}.{self.name}"
+
+    @property
+    def changelog_name(self) -> str:
+        return f"{self.name}_changelog"
+
+
+class _Reader:
+    """Pulls typed fields out of one table's mapping, naming the place of any error."""
+
+    def __init__(self, path: Path, where: str, values: dict[str, Any]) -> None:
+        self.path, self.where, self.values = path, where, values
+
+    def fail(self, name: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.path}: {self.where}, field '{name}': {problem}")
+
+    def text(self, name: str, default: str | None = None) -> str:
+        value = self.values.get(name, default)
+        if not isinstance(value, str) or not value:
+            raise self.fail(name, "is required and must be a non-empty string")
+        return value
+
+    def choice(self, name: str, options: tuple[str, ...], default: str) -> str:
+        value = self.text(name, default)
+        if value not in options:
+            raise self.fail(name, f"'{value}' is not one of {', '.join(options)}")
+        return value
+
+    def names(self, name: str, required: bool) -> tuple[str, ...]:
+        value = self.values.get(name, [] if not required else None)
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(name, "must be a column name or a list of column names")
+        if required and not value:
+            raise self.fail(name, "needs at least one column")
+        return tuple(value)
+
+
+def _source(path: Path, name: str, values: Any) -> Source:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: source '{name}' must be a mapping")
+    reader = _Reader(path, f"source '{name}'", values)
+    return Source(
+        name=name,
+        connector=reader.choice("connector", CONNECTORS, ""),
+        decimal_handling=reader.choice("decimal_handling", DECIMAL_MODES, "precise"),
+    )
+
+
+def _table(
+    path: Path, name: str, values: Any, defaults: dict, sources: dict[str, Source]
+) -> TableConfig:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: table '{name}' must be a mapping")
+    reader = _Reader(path, f"table '{name}'", {**defaults, **values})
+    source_name = reader.text("source")
+    if source_name not in sources:
+        raise reader.fail("source", f"'{source_name}' is not declared under sources")
+    source = sources[source_name]
+    raw_columns = reader.values.get("columns") or {}
+    if not isinstance(raw_columns, dict):
+        raise reader.fail("columns", "must map column names to types")
+    columns: dict[str, FieldType] = {}
+    for column, type_name in raw_columns.items():
+        try:
+            columns[str(column)] = parse_config_type(str(type_name), source.decimal_handling)
+        except UnknownTypeError as error:
+            raise reader.fail(f"columns.{column}", str(error)) from error
+    key = reader.names("key", required=True)
+    partition_by = reader.names("partition_by", required=False)
+    for column in (*key, *partition_by):
+        if columns and column not in columns:
+            raise reader.fail(
+                "key" if column in key else "partition_by", f"unknown column '{column}'"
+            )
+    return TableConfig(
+        name=name,
+        source=source,
+        topic=reader.text("topic"),
+        key=key,
+        database=reader.text("database"),
+        ordering=reader.choice("ordering", ORDERINGS, "source_position"),
+        partition_by=partition_by,
+        table_type=reader.choice("table_type", TABLE_TYPES, "cow"),
+        delete_mode=reader.choice("delete_mode", DELETE_MODES, "soft"),
+        truncate=reader.choice("truncate", TRUNCATE_MODES, "delete_all"),
+        columns=columns,
+    )
+
+
+def load_tables(path: Path = TABLES_FILE) -> dict[str, TableConfig]:
+    """Read and validate the whole table config; fail fast on the first error."""
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: cannot read the table config: {error}") from error
+    if not isinstance(document, dict) or not isinstance(document.get("tables"), dict):
+        raise ConfigError(f"{path}: expected a mapping with a 'tables' section")
+    defaults = document.get("defaults") or {}
+    sources = {name: _source(path, name, v) for name, v in (document.get("sources") or {}).items()}
+    tables = {
+        str(name): _table(path, str(name), values, defaults, sources)
+        for name, values in document["tables"].items()
+    }
+    topics = [t.topic for t in tables.values()]
+    for table in tables.values():
+        if topics.count(table.topic) > 1:
+            raise ConfigError(f"{path}: table '{table.name}', field 'topic': used by two tables")
+    return tables
+
+
+def select_tables(tables: dict[str, TableConfig], names: list[str] | None) -> list[TableConfig]:
+    """The tables a run asked for (all when none), in config order."""
+    if not names:
+        return list(tables.values())
+    unknown = [n for n in names if n not in tables]
+    if unknown:
+        raise ConfigError(f"unknown table(s): {', '.join(unknown)}; known: {', '.join(tables)}")
+    return [tables[n] for n in names]

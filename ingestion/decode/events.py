@@ -1,0 +1,321 @@
+"""Landing files -> one DataFrame of decoded change events, plus the rejects.
+
+Every format the S3 sink can hold is read into the same line shape (file, line,
+raw text, schema), each line is classified by its own shape (format detection
+per file and per line, never a flag), and the envelope, unwrapped or Avro
+flavours are all normalised to: source columns typed per Debezium's logical
+types, plus the `_cdc_*` columns of docs/contracts.md. Lines that cannot be
+applied leave with a reason instead of failing the job.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from ingestion.decode.avro import decode_container
+from ingestion.decode.logical_types import to_column
+from ingestion.decode.types import FieldType, connect_fields, incompatibility
+from ingestion.ordering import position_column
+
+LINE_SCHEMA = "file string, line bigint, raw string, schema string, error string"
+ENVELOPE_SCHEMA = (
+    "struct<before:string, after:string, source:map<string,string>, op:string, ts_ms:bigint>"
+)
+VALID_OPS = ("r", "c", "u", "d", "t")
+# Fields ExtractNewRecordState adds (add.fields=...), mapped to source-block names.
+UNWRAPPED_SOURCE_FIELDS = (
+    "lsn", "file", "pos", "row", "change_lsn", "commit_lsn", "event_serial_no",
+    "db", "schema", "table", "source_ts_ms", "ts_ms", "connector",
+)  # fmt: skip
+CDC_COLUMNS = (
+    "_cdc_op",
+    "_cdc_source_ts",
+    "_cdc_position",
+    "_cdc_source_db",
+    "_cdc_source_table",
+    "_cdc_is_deleted",
+    "_cdc_source_file",
+    "_cdc_ingested_at",
+)
+
+
+@dataclass(frozen=True)
+class DecodeSpec:
+    """What the decoder needs to know about a table; everything else comes from the data."""
+
+    connector: str
+    key: tuple[str, ...]
+    columns: dict[str, FieldType] = field(default_factory=dict)  # declared / bronze types
+    ordering: str = "source_position"
+
+
+@dataclass
+class Decoded:
+    """The decoded events, rejected lines and the columns that were found."""
+
+    events: DataFrame  # source columns + _cdc_* + _cdc_event_id (truncates included)
+    rejects: DataFrame  # raw, source_file, line, reason
+    columns: dict[str, FieldType]  # final column types, config order then new columns
+    lines: DataFrame  # classified lines (cached), for counting
+
+
+def read_lines(spark: SparkSession, json_paths: Sequence[str], avro_paths: Sequence[str]):
+    """Every landing line or Avro record as (file, line, raw, schema, error)."""
+    parts: list[DataFrame] = []
+    if json_paths:
+        text = (
+            spark.read.text(list(json_paths))
+            .select(
+                F.col("_metadata.file_path").alias("file"),
+                F.col("_metadata.file_block_start").alias("block"),
+                F.monotonically_increasing_id().alias("id"),
+                F.col("value").alias("raw"),
+            )
+            .where(F.length(F.trim("raw")) > 0)
+        )
+        # Line order within a file: split start first, then read order inside a split.
+        order = Window.partitionBy("file").orderBy("block", "id")
+        parts.append(
+            text.select(
+                "file",
+                (F.row_number().over(order) - 1).cast("bigint").alias("line"),
+                "raw",
+                F.lit(None).cast("string").alias("schema"),
+                F.lit(None).cast("string").alias("error"),
+            )
+        )
+    if avro_paths:
+        rdd = spark.sparkContext.binaryFiles(",".join(avro_paths)).flatMap(
+            lambda item: decode_container(item[0], item[1])
+        )
+        parts.append(spark.createDataFrame(rdd, LINE_SCHEMA))
+    if not parts:
+        return spark.createDataFrame([], LINE_SCHEMA)
+    lines = parts[0]
+    for part in parts[1:]:
+        lines = lines.unionByName(part)
+    return lines
+
+
+def classify(lines: DataFrame) -> DataFrame:
+    """Add `flavour` (enveloped, envelope, unwrapped, tombstone, bad) and `payload`."""
+    top = F.from_json("raw", "map<string,string>")
+    trimmed = F.trim("raw")
+    has = lambda key: F.array_contains(F.map_keys(top), key)  # noqa: E731
+    flavour = (
+        F.when(F.col("error").isNotNull(), F.lit("bad"))
+        .when(trimmed == "null", F.lit("tombstone"))
+        .when(F.col("schema").isNotNull(), F.lit("enveloped"))
+        .when(top.isNull(), F.lit("bad"))
+        .when(has("payload") & top["payload"].isNull(), F.lit("tombstone"))
+        .when(has("payload"), F.lit("enveloped"))
+        .when(has("op"), F.lit("envelope"))
+        .when(has("__op") | has("__deleted"), F.lit("unwrapped"))
+        .otherwise(F.lit("bad"))
+    )
+    reason = (
+        F.when(F.col("error").isNotNull(), F.col("error"))
+        .when(top.isNull(), F.lit("line is not a JSON object"))
+        .otherwise(F.lit("not a Debezium event: no payload, op or __op field"))
+    )
+    return lines.select(
+        "file",
+        "line",
+        "raw",
+        flavour.alias("flavour"),
+        F.when(F.col("schema").isNotNull(), F.col("raw"))
+        .when(has("payload"), top["payload"])
+        .otherwise(F.col("raw"))
+        .alias("payload"),
+        F.coalesce(F.col("schema"), top["schema"]).alias("schema"),
+        reason.alias("reason"),
+    ).withColumn("schema_id", F.xxhash64("schema"))
+
+
+def schema_versions(lines: DataFrame) -> dict[int, dict[str, FieldType]]:
+    """Column types of each distinct envelope schema seen in the batch (few per topic)."""
+    rows = (
+        lines.where(F.col("schema").isNotNull())
+        .select("schema_id", "schema")
+        .dropDuplicates(["schema_id"])
+        .collect()
+    )
+    versions: dict[int, dict[str, FieldType]] = {}
+    for row in rows:
+        schema = json.loads(row.schema)
+        if schema.get("type") == "struct" and any(
+            f.get("field") == "payload" for f in schema.get("fields", [])
+        ):
+            schema = next(f for f in schema["fields"] if f.get("field") == "payload")
+        versions[row.schema_id] = connect_fields(schema, "after") or connect_fields(
+            schema, "before"
+        )
+    return versions
+
+
+def _schemaless_columns(lines: DataFrame, declared: dict[str, FieldType]) -> list[str]:
+    """Columns present in schemaless / unwrapped rows that the config does not declare."""
+    image = _image(lines)
+    keys = (
+        lines.where(F.col("flavour").isin("envelope", "unwrapped"))
+        .select(F.explode(F.map_keys(F.from_json(image, "map<string,string>"))).alias("k"))
+        .distinct()
+        .collect()
+    )
+    return sorted(r.k for r in keys if not r.k.startswith("__") and r.k not in declared)
+
+
+def _envelope(lines: DataFrame) -> Column:
+    return F.from_json("payload", ENVELOPE_SCHEMA)
+
+
+def _op(lines: DataFrame) -> Column:
+    unwrapped_op = F.get_json_object("payload", "$.__op")
+    deleted = F.lower(F.get_json_object("payload", "$.__deleted")) == "true"
+    return (
+        F.when(F.col("flavour") != "unwrapped", _envelope(lines)["op"])
+        .when(deleted, F.lit("d"))
+        .otherwise(unwrapped_op)
+    )
+
+
+def _image(lines: DataFrame) -> Column:
+    """The row image of an event: `after`, or `before` for a delete; unwrapped rows are it."""
+    envelope = _envelope(lines)
+    return F.when(F.col("flavour") == "unwrapped", F.col("payload")).otherwise(
+        F.when(envelope["op"] == "d", envelope["before"]).otherwise(envelope["after"])
+    )
+
+
+def _source(lines: DataFrame) -> Column:
+    """The source block as a map; for unwrapped rows, rebuilt from the `__` fields."""
+    unwrapped = F.map_filter(
+        F.transform_keys(
+            F.from_json("payload", "map<string,string>"),
+            lambda k, _: F.regexp_replace(k, "^__", ""),
+        ),
+        lambda k, _: k.isin(*UNWRAPPED_SOURCE_FIELDS),
+    )
+    return F.when(F.col("flavour") == "unwrapped", unwrapped).otherwise(_envelope(lines)["source"])
+
+
+def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
+    """Decode classified lines into typed events; return them with the rejects."""
+    lines = lines.cache()
+    versions = schema_versions(lines)
+    declared = dict(spec.columns)
+
+    # Columns: declared first, then the ones the stream added, in first-seen order.
+    columns = dict(declared)
+    for version in versions.values():
+        for name, kind in version.items():
+            columns.setdefault(name, kind)
+    for name in _schemaless_columns(lines, declared):
+        columns.setdefault(name, FieldType("string"))
+
+    bad_versions = {
+        version_id: reason
+        for version_id, version in versions.items()
+        if (reason := _incompatible(version, columns))
+    }
+
+    source = _source(lines)
+    op = _op(lines)
+    values = F.from_json(_image(lines), "map<string,string>")
+    staged = lines.select(
+        "file",
+        "line",
+        "raw",
+        "flavour",
+        "reason",
+        "schema_id",
+        op.alias("op"),
+        source.alias("src"),
+        values.alias("values"),
+    )
+
+    typed = [
+        _typed_column(name, target, versions, bad_versions).alias(name)
+        for name, target in columns.items()
+    ]
+    key_missing = F.lit(False)
+    for key in spec.key:
+        key_missing = key_missing | F.col("values")[key].isNull()
+    rejection = (
+        F.when(F.col("flavour") == "bad", F.col("reason"))
+        .when(
+            F.col("schema_id").isin(*bad_versions) if bad_versions else F.lit(False),
+            _bad_version_reason(bad_versions),
+        )
+        .when(F.col("op").isNull() | ~F.col("op").isin(*VALID_OPS), F.concat(
+            F.lit("unknown op '"), F.coalesce(F.col("op"), F.lit("null")), F.lit("'")
+        ))
+        .when(
+            (F.col("op") != "t") & (F.col("values").isNull() | key_missing),
+            F.lit(f"event has no value for key column(s) {', '.join(spec.key)}"),
+        )
+    )  # fmt: skip
+    checked = staged.where(F.col("flavour") != "tombstone").withColumn("rejection", rejection)
+
+    rejects = checked.where(F.col("rejection").isNotNull()).select(
+        "raw", F.col("file").alias("source_file"), "line", F.col("rejection").alias("reason")
+    )
+    position = position_column(spec.connector, F.col("src"))
+    source_ts = F.coalesce(F.col("src")["ts_ms"], F.col("src")["source_ts_ms"])
+    events = checked.where(F.col("rejection").isNull()).select(
+        *typed,
+        F.col("op").alias("_cdc_op"),
+        F.timestamp_millis(source_ts.cast("bigint")).alias("_cdc_source_ts"),
+        position.alias("_cdc_position"),
+        F.col("src")["db"].alias("_cdc_source_db"),
+        F.concat_ws(".", F.col("src")["schema"], F.col("src")["table"]).alias("_cdc_source_table"),
+        (F.col("op") == "d").alias("_cdc_is_deleted"),
+        F.col("file").alias("_cdc_source_file"),
+        F.lit(ingested_at).cast("timestamp").alias("_cdc_ingested_at"),
+    )
+    event_id = F.sha2(
+        F.concat_ws("|", *[F.col(k).cast("string") for k in spec.key], "_cdc_position", "_cdc_op"),
+        256,
+    )
+    events = events.withColumn("_cdc_event_id", event_id)
+    return Decoded(events=events, rejects=rejects, columns=columns, lines=lines)
+
+
+def _incompatible(version: dict[str, FieldType], columns: dict[str, FieldType]) -> str | None:
+    problems = [
+        f"{name}: {why}"
+        for name, kind in version.items()
+        if name in columns and (why := incompatibility(kind, columns[name]))
+    ]
+    return "incompatible schema change: " + "; ".join(problems) if problems else None
+
+
+def _bad_version_reason(bad_versions: dict[int, str]) -> Column:
+    expression = F.lit(None).cast("string")
+    for version_id, reason in bad_versions.items():
+        expression = F.when(F.col("schema_id") == version_id, F.lit(reason)).otherwise(expression)
+    return expression
+
+
+def _typed_column(
+    name: str,
+    target: FieldType,
+    versions: dict[int, dict[str, FieldType]],
+    bad_versions: dict[int, str],
+) -> Column:
+    """One column, decoded with the encoding of the line's own schema version."""
+    raw = F.col("values")[name]
+    expression = to_column(raw, target, target)  # schemaless lines: the declared encoding
+    for version_id, version in versions.items():
+        incoming = version.get(name)
+        if version_id in bad_versions or incoming is None or incoming == target:
+            continue
+        expression = F.when(
+            F.col("schema_id") == version_id, to_column(raw, incoming, target)
+        ).otherwise(expression)
+    return expression

@@ -1,0 +1,125 @@
+"""The project's settings: `conf/lakehouse.yml`, overridden by `LAKEHOUSE_*` variables.
+
+One file plus the environment, so that a laptop and a cluster run the same code
+and differ only in configuration (see docs/contracts.md and the README).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ingestion.output import UserError
+
+PROJECT_DIR = Path(os.environ.get("LAKEHOUSE_PROJECT_DIR", Path(__file__).resolve().parents[1]))
+SETTINGS_FILE = PROJECT_DIR / "conf" / "lakehouse.yml"
+
+
+class SettingsError(UserError):
+    """A setting is missing or has the wrong type; the message names it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Typed view of conf/lakehouse.yml after environment overrides."""
+
+    home: Path
+    jars: Path
+    landing: str
+    lake: str
+    bronze_database: str
+    spark_master: str
+    driver_memory: str
+    executor_memory: str
+    shuffle_partitions: int
+    metastore_uri: str
+    metastore_port: int
+    thrift_host: str
+    thrift_port: int
+    thrift_driver_memory: str
+    start_timeout: int
+    spark_conf: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def jars_dir(self) -> Path:
+        """Jars fetched by `make setup` from Maven Central (jvm/pom.xml)."""
+        return self.jars
+
+    @property
+    def run_dir(self) -> Path:
+        """Pid files and logs of the local stack."""
+        return self.home / "run"
+
+    @property
+    def warehouse_dir(self) -> Path:
+        """Default location of managed tables in the local catalog."""
+        return self.home / "warehouse"
+
+    @property
+    def metastore_dir(self) -> Path:
+        """Derby system home of the local catalog."""
+        return self.home / "metastore"
+
+    @property
+    def local_metastore(self) -> bool:
+        """True when the stack starts its own catalog (no metastore URI configured)."""
+        return not self.metastore_uri
+
+    @property
+    def metastore_jdbc_url(self) -> str:
+        """JDBC URL of the local catalog's database, served by Derby on loopback."""
+        return f"jdbc:derby://{self.thrift_host}:{self.metastore_port}/metastore_db;create=true"
+
+
+def _resolve_path(value: str) -> str:
+    """Make a relative local path absolute from the repository root; leave URIs alone."""
+    if "://" in value:
+        return value
+    path = Path(value)
+    return str(path if path.is_absolute() else PROJECT_DIR / path)
+
+
+def _coerce(name: str, value: Any, kind: Any) -> Any:
+    try:
+        if kind in (int, "int"):
+            return int(value)
+        if kind in (dict[str, str], "dict[str, str]"):
+            parsed = json.loads(value) if isinstance(value, str) else (value or {})
+            if not isinstance(parsed, dict):
+                raise TypeError("expected a mapping")
+            return {str(k): str(v) for k, v in parsed.items()}
+        if kind in (Path, "Path"):
+            return Path(_resolve_path(str(value)))
+        return str(value)
+    except (TypeError, ValueError) as error:
+        raise SettingsError(f"{SETTINGS_FILE}: setting '{name}' is invalid: {error}") from error
+
+
+def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
+    """Read the settings file, then apply LAKEHOUSE_<NAME> variables and explicit overrides."""
+    raw = yaml.safe_load(SETTINGS_FILE.read_text()) or {}
+    values: dict[str, Any] = {}
+    for spec in fields(Settings):
+        env = os.environ.get(f"LAKEHOUSE_{spec.name.upper()}")
+        value = (overrides or {}).get(spec.name, env if env is not None else raw.get(spec.name))
+        if value is None:
+            if spec.name == "spark_conf":
+                value = {}
+            else:
+                raise SettingsError(f"{SETTINGS_FILE}: setting '{spec.name}' is missing")
+        values[spec.name] = _coerce(spec.name, value, spec.type)
+    values["landing"] = _resolve_path(values["landing"])
+    values["lake"] = _resolve_path(values["lake"])
+    return Settings(**values)
+
+
+@cache
+def settings() -> Settings:
+    """The process-wide settings, read once."""
+    return load_settings()

@@ -1,0 +1,125 @@
+"""The one Spark session builder: Hudi, the shared catalog, the cached jars.
+
+Every Spark process of the project (ingestion jobs, tests, the Thrift server,
+dbt's `session` target) takes its settings from `spark_conf()`, so they all see
+the same tables through the same metastore.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ingestion.output import UserError
+from ingestion.settings import Settings, settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+class MissingJarsError(UserError):
+    """The Maven jars are not cached: `make setup` has not run."""
+
+
+def cached_jars(conf: Settings) -> list[Path]:
+    """The jars `make setup` fetched from Maven Central; a run never downloads."""
+    jars = sorted(conf.jars_dir.glob("*.jar"))
+    if not any(jar.name.startswith("hudi-spark") for jar in jars):
+        raise MissingJarsError(
+            f"no Hudi bundle in {conf.jars_dir}: run `make setup` to fetch the jars from Maven"
+        )
+    return jars
+
+
+def job_jars(conf: Settings) -> list[Path]:
+    """Jars shipped with every job; Derby's belong to the catalog, not to executors."""
+    return [jar for jar in cached_jars(conf) if not jar.name.startswith("derby")]
+
+
+def catalog_conf(conf: Settings) -> dict[str, str]:
+    """How a Spark driver reaches the catalog: a remote metastore, or the local Derby one."""
+    if conf.metastore_uri:
+        return {"spark.hadoop.hive.metastore.uris": conf.metastore_uri}
+    client = next(conf.jars_dir.glob("derbyclient-*.jar"), None)
+    if client is None:
+        raise MissingJarsError(f"no derbyclient jar in {conf.jars_dir}: run `make setup`")
+    return {
+        "spark.hadoop.javax.jdo.option.ConnectionURL": conf.metastore_jdbc_url,
+        "spark.hadoop.javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.ClientDriver",
+        "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
+        "spark.hadoop.hive.metastore.schema.verification": "false",
+        # The metastore client loads the JDBC driver from the system class path.
+        "spark.driver.extraClassPath": str(client),
+    }
+
+
+def driver_class_path(conf: Settings) -> str:
+    """Jars on the driver's system class path.
+
+    The Thrift server resolves Hudi's catalog classes from threads whose class
+    loader does not see `spark.jars`; the system class path is seen by all.
+    """
+    return ":".join(str(jar) for jar in job_jars(conf))
+
+
+def spark_conf(conf: Settings | None = None) -> dict[str, str]:
+    """Spark settings shared by every process of the project, overridable from settings."""
+    conf = conf or settings()
+    values = {
+        "spark.master": conf.spark_master,
+        "spark.driver.memory": conf.driver_memory,
+        "spark.executor.memory": conf.executor_memory,
+        # Shipped with the job, so executors on a cluster get them too.
+        "spark.jars": ",".join(str(jar) for jar in job_jars(conf)),
+        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+        "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+        "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": conf.warehouse_dir.resolve().as_uri(),
+        "spark.sql.shuffle.partitions": str(conf.shuffle_partitions),
+        "spark.default.parallelism": str(conf.shuffle_partitions),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.adaptive.enabled": "true",
+        # Bronze tables change under other sessions (the Thrift server reads
+        # while jobs write): never serve a stale file listing.
+        "spark.sql.metadataCacheTTLSeconds": "1",
+        "spark.sql.hive.metastorePartitionPruning": "true",
+    }
+    values.update(catalog_conf(conf))
+    values["spark.driver.extraClassPath"] = ":".join(
+        filter(None, [driver_class_path(conf), values.get("spark.driver.extraClassPath")])
+    )
+    values.update(conf.spark_conf)
+    return values
+
+
+def package_zip() -> str:
+    """The `ingestion` package as a zip, for executors that do not have it installed."""
+    package = Path(__file__).resolve().parent
+    target = Path(tempfile.mkdtemp(prefix="lakehouse-pyfiles-")) / "ingestion"
+    return shutil.make_archive(str(target), "zip", package.parent, package.name)
+
+
+def build_session(app_name: str, conf: Settings | None = None) -> SparkSession:
+    """Create (or return) the process's Spark session with the project's settings."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name).enableHiveSupport()
+    for key, value in spark_conf(conf).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    if not session.sparkContext.master.startswith("local"):
+        # Executors on other hosts import `ingestion` (the Avro reader) from this zip.
+        session.sparkContext.addPyFile(package_zip())
+    log.info("spark session %s on %s", app_name, session.sparkContext.master)
+    return session

@@ -1,0 +1,120 @@
+"""The local stack: a separate PySpark job writes Hudi, the Thrift server reads it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ingestion import stack
+from ingestion.dbt import run_dbt
+from ingestion.settings import settings
+
+WRITER = textwrap.dedent(
+    """
+    from ingestion.spark import build_session
+
+    spark = build_session("stack-test-writer")
+    spark.sql("create database if not exists tickit_bronze")
+    spark.sql('''
+        create table if not exists tickit_bronze.stack_smoke (
+            id int, name string, position bigint
+        ) using hudi
+        tblproperties (type = 'cow', primaryKey = 'id', preCombineField = 'position')
+    ''')
+    spark.sql("insert into tickit_bronze.stack_smoke values (1, 'a', 1), (2, 'b', 1), (3, 'c', 1)")
+    spark.sql('''
+        merge into tickit_bronze.stack_smoke t
+        using (select 2 as id, 'b2' as name, 2L as position
+               union all select 4, 'd', 1) s
+        on t.id = s.id
+        when matched then update set *
+        when not matched then insert *
+    ''')
+    spark.sql("delete from tickit_bronze.stack_smoke where id = 3")
+    spark.stop()
+    """
+)
+
+
+def run_writer(code: str) -> None:
+    """Run Spark code in a separate process, as an ingestion job would."""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
+def test_thrift_server_reads_hudi_table_written_by_another_process(local_stack: None) -> None:
+    run_writer(WRITER)
+    rows = stack.query("select id, name, position from tickit_bronze.stack_smoke order by id")
+    assert rows == [(1, "a", 1), (2, "b2", 2), (4, "d", 1)]
+
+
+def test_thrift_server_sees_a_new_commit_without_refresh(local_stack: None) -> None:
+    before = stack.query("select count(*) from tickit_bronze.stack_smoke")[0][0]
+    run_writer(
+        "from ingestion.spark import build_session\n"
+        "spark = build_session('stack-test-append')\n"
+        "spark.sql(\"insert into tickit_bronze.stack_smoke values (5, 'e', 1)\")\n"
+    )
+    after = stack.query("select count(*) from tickit_bronze.stack_smoke")[0][0]
+    assert after == before + 1
+
+
+def test_dbt_debug_connects_to_the_local_target(local_stack: None) -> None:
+    result = run_dbt(["debug", "--target", "local"])
+    assert result.returncode == 0
+
+
+def test_up_twice_starts_one_server(local_stack: None) -> None:
+    conf = settings()
+    pids = {s.name: stack.running_pid(s, conf) for s in stack.services(conf)}
+    stack.up(log=lambda _: None)
+    assert {s.name: stack.running_pid(s, conf) for s in stack.services(conf)} == pids
+    thrift_servers = subprocess.run(
+        ["pgrep", "-f", f"hive.server2.thrift.port={conf.thrift_port}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    assert len(thrift_servers) == 1
+
+
+@pytest.fixture
+def other_stack(tmp_path, free_port):
+    """A second, short-lived stack on its own ports and home."""
+    from ingestion.settings import load_settings
+
+    conf = load_settings(
+        {
+            "home": str(tmp_path),
+            "thrift_port": free_port(),
+            "metastore_port": free_port(),
+        }
+    )
+    yield conf
+    stack.down(conf, log=lambda _: None)
+
+
+def test_status_after_down_says_down_and_fails(other_stack) -> None:
+    conf = other_stack
+    stack.up(conf, log=lambda _: None)
+    assert stack.status(conf, log=lambda _: None)
+    stack.down(conf, log=lambda _: None)
+    lines: list[str] = []
+    assert not stack.status(conf, log=lines.append)
+    assert lines == ["catalog: down", "thrift: down"]
+
+
+def test_port_in_use_gives_a_clear_error(other_stack) -> None:
+    import socket
+
+    conf = other_stack
+    with socket.socket() as squatter:
+        squatter.bind((conf.thrift_host, conf.metastore_port))
+        squatter.listen()
+        with pytest.raises(stack.StackError, match=f"port {conf.metastore_port} .* in use"):
+            stack.up(conf, log=lambda _: None)
