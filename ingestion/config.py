@@ -14,7 +14,7 @@ import yaml
 
 from ingestion.decode.types import FieldType, UnknownTypeError, parse_config_type
 from ingestion.output import UserError
-from ingestion.settings import PROJECT_DIR
+from ingestion.settings import PROJECT_DIR, settings
 
 TABLES_FILE = PROJECT_DIR / "conf" / "tables.yml"
 CONNECTORS = ("postgresql", "mysql", "sqlserver")
@@ -147,15 +147,22 @@ def _table(
     )
 
 
-def load_tables(path: Path = TABLES_FILE) -> dict[str, TableConfig]:
-    """Read and validate the whole table config; fail fast on the first error."""
+def load_tables(path: Path = TABLES_FILE, database: str | None = None) -> dict[str, TableConfig]:
+    """Read and validate the whole table config; fail fast on the first error.
+
+    Tables without a `database` go to `database`, by default the settings'
+    `bronze_database`.
+    """
     try:
         document = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as error:
         raise ConfigError(f"{path}: cannot read the table config: {error}") from error
     if not isinstance(document, dict) or not isinstance(document.get("tables"), dict):
         raise ConfigError(f"{path}: expected a mapping with a 'tables' section")
-    defaults = document.get("defaults") or {}
+    defaults = {
+        "database": database or settings().bronze_database,
+        **(document.get("defaults") or {}),
+    }
     sources = {name: _source(path, name, v) for name, v in (document.get("sources") or {}).items()}
     tables = {
         str(name): _table(path, str(name), values, defaults, sources)

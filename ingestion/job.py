@@ -10,8 +10,10 @@ re-applying those events a no-op.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +31,7 @@ from ingestion.landing import advance, list_topic_files, new_files, to_hadoop_ur
 from ingestion.settings import Settings
 
 QUARANTINE = "_quarantine"
+QUARANTINE_LOCK = threading.Lock()
 SPARK_TO_KIND = {
     T.ShortType: "int16",
     T.ByteType: "int8",
@@ -202,15 +205,16 @@ def ingest_table(
             "reason",
             F.lit(ingested_at).cast("timestamp").alias("quarantined_at"),
         )
-        new_quarantine = not table_exists(spark, quarantine_path)
-        hudi_writer.write(
-            quarantine,
-            quarantine_path,
-            hudi_writer.quarantine_options(table.database, conf.shuffle_partitions),
-            "upsert",
-            new_quarantine,
-        )
-        catalog.register(spark, table.database, QUARANTINE, quarantine_path)
+        with QUARANTINE_LOCK:  # one table, shared by every bronze table's job
+            new_quarantine = not table_exists(spark, quarantine_path)
+            hudi_writer.write(
+                quarantine,
+                quarantine_path,
+                hudi_writer.quarantine_options(table.database, conf.shuffle_partitions),
+                "upsert",
+                new_quarantine,
+            )
+            catalog.register(spark, table.database, QUARANTINE, quarantine_path)
 
     checkpoint = Checkpoint(table.topic, advance(behind, files), tuple(f.path for f in files))
     new_changelog = not table_exists(spark, changelog_path)
@@ -259,7 +263,11 @@ def ingest(
     started = time.monotonic()
     for database in sorted({t.database for t in tables}):
         catalog.ensure_database(spark, database, f"{conf.lake.rstrip('/')}/{database}")
-    results = [ingest_table(spark, conf, table, ingested_at, log) for table in tables]
+    # Tables are independent; overlapping their commits hides Hudi's per-commit latency.
+    with ThreadPoolExecutor(max_workers=max(1, conf.parallel_tables)) as pool:
+        results = list(
+            pool.map(lambda table: ingest_table(spark, conf, table, ingested_at, log), tables)
+        )
     if run_record is not None:
         run_record.parent.mkdir(parents=True, exist_ok=True)
         run_record.write_text(

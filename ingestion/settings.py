@@ -38,6 +38,7 @@ class Settings:
     driver_memory: str
     executor_memory: str
     shuffle_partitions: int
+    parallel_tables: int
     metastore_uri: str
     metastore_port: int
     thrift_host: str

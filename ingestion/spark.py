@@ -8,7 +8,9 @@ the same tables through the same metastore.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -88,6 +90,9 @@ def spark_conf(conf: Settings | None = None) -> dict[str, str]:
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.ui.showConsoleProgress": "false",
+        # Python workers run this interpreter, which has the project's packages;
+        # a cluster overrides it through spark_conf.
+        "spark.pyspark.python": sys.executable,
         "spark.sql.adaptive.enabled": "true",
         # Bronze tables change under other sessions (the Thrift server reads
         # while jobs write): never serve a stale file listing.
@@ -113,8 +118,11 @@ def build_session(app_name: str, conf: Settings | None = None) -> SparkSession:
     """Create (or return) the process's Spark session with the project's settings."""
     from pyspark.sql import SparkSession
 
+    values = spark_conf(conf)
+    # pyspark starts Python workers from this variable, not from spark.pyspark.python.
+    os.environ.setdefault("PYSPARK_PYTHON", values["spark.pyspark.python"])
     builder = SparkSession.builder.appName(app_name).enableHiveSupport()
-    for key, value in spark_conf(conf).items():
+    for key, value in values.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")

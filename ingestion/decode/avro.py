@@ -16,6 +16,7 @@ import io
 import json
 import zlib
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 from ingestion.decode.types import avro_to_connect
@@ -52,6 +53,10 @@ def _jsonable(value: Any) -> Any:
     """Avro datum -> JSON value as Kafka Connect's JsonConverter would write it."""
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
+    if isinstance(value, Decimal):  # fastavro decodes decimals; Connect writes their bytes
+        unscaled = int(value.scaleb(-value.as_tuple().exponent))
+        size = max(1, (unscaled.bit_length() + 8) // 8)
+        return base64.b64encode(unscaled.to_bytes(size, "big", signed=True)).decode("ascii")
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, list):

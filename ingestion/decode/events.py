@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 
 from ingestion.decode.avro import decode_container
 from ingestion.decode.logical_types import to_column
-from ingestion.decode.types import FieldType, connect_fields, incompatibility
+from ingestion.decode.types import FieldType, connect_fields, from_connect, incompatibility
 from ingestion.ordering import position_column
 
 LINE_SCHEMA = "file string, line bigint, raw string, schema string, error string"
@@ -103,17 +103,26 @@ def read_lines(spark: SparkSession, json_paths: Sequence[str], avro_paths: Seque
 
 
 def classify(lines: DataFrame) -> DataFrame:
-    """Add `flavour` (enveloped, envelope, unwrapped, tombstone, bad) and `payload`."""
+    """Add `flavour` (envelope, unwrapped, tombstone, bad), `payload` and `schema_id`.
+
+    The payload is the line itself or, with JsonConverter's schemas, its
+    `payload` field; its own keys tell a Debezium envelope (`op`) from an
+    ExtractNewRecordState row (`__op` / `__deleted`).
+    """
     top = F.from_json("raw", "map<string,string>")
-    trimmed = F.trim("raw")
-    has = lambda key: F.array_contains(F.map_keys(top), key)  # noqa: E731
+    has_payload = F.array_contains(F.map_keys(top), "payload")
+    payload = (
+        F.when(F.col("schema").isNotNull(), F.col("raw"))
+        .when(has_payload, top["payload"])
+        .otherwise(F.col("raw"))
+    )
+    keys = F.map_keys(F.from_json(payload, "map<string,string>"))
+    has = lambda key: F.coalesce(F.array_contains(keys, key), F.lit(False))  # noqa: E731
     flavour = (
         F.when(F.col("error").isNotNull(), F.lit("bad"))
-        .when(trimmed == "null", F.lit("tombstone"))
-        .when(F.col("schema").isNotNull(), F.lit("enveloped"))
+        .when(F.trim("raw") == "null", F.lit("tombstone"))
         .when(top.isNull(), F.lit("bad"))
-        .when(has("payload") & top["payload"].isNull(), F.lit("tombstone"))
-        .when(has("payload"), F.lit("enveloped"))
+        .when(has_payload & top["payload"].isNull(), F.lit("tombstone"))
         .when(has("op"), F.lit("envelope"))
         .when(has("__op") | has("__deleted"), F.lit("unwrapped"))
         .otherwise(F.lit("bad"))
@@ -121,17 +130,14 @@ def classify(lines: DataFrame) -> DataFrame:
     reason = (
         F.when(F.col("error").isNotNull(), F.col("error"))
         .when(top.isNull(), F.lit("line is not a JSON object"))
-        .otherwise(F.lit("not a Debezium event: no payload, op or __op field"))
+        .otherwise(F.lit("not a Debezium event: no op or __op field"))
     )
     return lines.select(
         "file",
         "line",
         "raw",
         flavour.alias("flavour"),
-        F.when(F.col("schema").isNotNull(), F.col("raw"))
-        .when(has("payload"), top["payload"])
-        .otherwise(F.col("raw"))
-        .alias("payload"),
+        payload.alias("payload"),
         F.coalesce(F.col("schema"), top["schema"]).alias("schema"),
         reason.alias("reason"),
     ).withColumn("schema_id", F.xxhash64("schema"))
@@ -152,8 +158,14 @@ def schema_versions(lines: DataFrame) -> dict[int, dict[str, FieldType]]:
             f.get("field") == "payload" for f in schema.get("fields", [])
         ):
             schema = next(f for f in schema["fields"] if f.get("field") == "payload")
-        versions[row.schema_id] = connect_fields(schema, "after") or connect_fields(
-            schema, "before"
+        versions[row.schema_id] = (
+            connect_fields(schema, "after")
+            or connect_fields(schema, "before")
+            or {  # ExtractNewRecordState: the row itself is the struct
+                f["field"]: from_connect(f)
+                for f in schema.get("fields", [])
+                if not f.get("field", "").startswith("__")
+            }
         )
     return versions
 
@@ -162,7 +174,7 @@ def _schemaless_columns(lines: DataFrame, declared: dict[str, FieldType]) -> lis
     """Columns present in schemaless / unwrapped rows that the config does not declare."""
     image = _image(lines)
     keys = (
-        lines.where(F.col("flavour").isin("envelope", "unwrapped"))
+        lines.where(F.col("flavour").isin("envelope", "unwrapped") & F.col("schema").isNull())
         .select(F.explode(F.map_keys(F.from_json(image, "map<string,string>"))).alias("k"))
         .distinct()
         .collect()
@@ -178,7 +190,7 @@ def _op(lines: DataFrame) -> Column:
     unwrapped_op = F.get_json_object("payload", "$.__op")
     deleted = F.lower(F.get_json_object("payload", "$.__deleted")) == "true"
     return (
-        F.when(F.col("flavour") != "unwrapped", _envelope(lines)["op"])
+        F.when(F.col("flavour") == "envelope", _envelope(lines)["op"])
         .when(deleted, F.lit("d"))
         .otherwise(unwrapped_op)
     )

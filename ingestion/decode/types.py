@@ -36,9 +36,11 @@ PRIMITIVE_KINDS = {
     "string": "string",
     "bytes": "bytes",
 }
+# 8 and 16 bit integers are stored as int: Hudi merges records through Avro,
+# which has no narrower integer, and Spark's Parquet reader then fails on them.
 SPARK_TYPES = {
-    "int8": "tinyint",
-    "int16": "smallint",
+    "int8": "int",
+    "int16": "int",
     "int32": "int",
     "int64": "bigint",
     "float32": "float",

@@ -1,0 +1,238 @@
+"""Faults a CDC pipeline meets: late and duplicate events, bad records, deletes, MOR."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import fastavro
+import pytest
+
+from ingestion.config import load_tables
+from ingestion.generate import GenerateOptions, generate
+from ingestion.job import QUARANTINE, table_path
+from ingestion.landing import to_hadoop_uri
+
+from .bronze import (
+    differences,
+    expected,
+    key_of,
+    make_landing,
+    run_ingest,
+    settings_for,
+    spark_rows,
+    tables_for,
+)
+
+CATEGORY_TOPIC = "tickit.ems.category"
+# An LSN past every position the generator writes, so crafted changes are the newest.
+NEWER = 10**16
+
+
+def topic_files(landing: Path, topic: str, suffix: str = "json") -> list[Path]:
+    return sorted(
+        (landing / "topics" / topic).rglob(f"*.{suffix}"), key=lambda p: int(p.stem.split("+")[2])
+    )
+
+
+def write_lines(landing: Path, topic: str, offset: int, lines: list[str]) -> Path:
+    folder = landing / "topics" / topic / "year=2024" / "month=04" / "day=01"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{topic}+0+{offset:010d}.json"
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def category_update(template: dict, catid: int, catname: str, lsn: int) -> str:
+    """A Debezium update of one category, as JsonConverter writes it."""
+    event = copy.deepcopy(template)
+    payload = event["payload"]
+    before = copy.deepcopy(payload["after"])
+    payload["before"] = before
+    payload["after"] = {**before, "catid": catid, "catname": catname}
+    payload["before"]["catid"] = catid
+    payload["op"] = "u"
+    payload["source"] = {**payload["source"], "lsn": lsn, "snapshot": "false"}
+    return json.dumps(event)
+
+
+@pytest.fixture
+def category_landing(tmp_path: Path) -> tuple[Path, dict]:
+    """A snapshot-only landing zone; returns it and one category event to copy."""
+    landing = make_landing(tmp_path / "landing", change_batches=0)
+    first = topic_files(landing, CATEGORY_TOPIC)[0]
+    return landing, json.loads(first.read_text().splitlines()[0])
+
+
+def category_rows(spark, conf, database: str) -> dict[int, dict]:
+    return {r["catid"]: r for r in spark_rows(spark, conf, database, "category")}
+
+
+def test_batches_are_applied_one_at_a_time(spark, tmp_path: Path) -> None:
+    landing = make_landing(tmp_path / "landing", change_batches=1)
+    conf = settings_for(landing, tmp_path / "lake")
+    tables = tables_for("faults_batches", ("sales", "users"))
+    first = run_ingest(spark, conf, tables)
+    assert (
+        differences(
+            spark_rows(spark, conf, "faults_batches", "sales"),
+            expected(landing, "sales"),
+            "salesid",
+        )
+        == []
+    )
+
+    summary = generate(GenerateOptions(out=str(landing), scale=0.01, change_batches=3))
+    new_sales_files = sum(f.topic == "tickit.ecomm.sale" and f.batch >= 2 for f in summary.files)
+    second = run_ingest(spark, conf, tables)
+    assert second["sales"].files == new_sales_files
+    assert first["sales"].files + second["sales"].files == len(
+        topic_files(landing, "tickit.ecomm.sale")
+    )
+    for table in ("sales", "users"):
+        rows = spark_rows(spark, conf, "faults_batches", table)
+        assert differences(rows, expected(landing, table), key_of(table)) == [], table
+    # The column added in batch 2 is in the table; rows written before read it as null.
+    users = spark_rows(spark, conf, "faults_batches", "users")
+    assert "loyaltytier" in users[0]
+    assert all(r["loyaltytier"] is None for r in users if r["_cdc_op"] == "r")
+
+
+def test_late_and_duplicate_events_never_win(spark, category_landing, tmp_path: Path) -> None:
+    landing, template = category_landing
+    base = NEWER
+    # Within one file: the newer change first, then an older one and a redelivery.
+    write_lines(landing, CATEGORY_TOPIC, 100, [
+        category_update(template, 1, "newest", base + 30),
+        category_update(template, 1, "older", base + 10),
+        category_update(template, 1, "newest", base + 30),
+    ])  # fmt: skip
+    conf = settings_for(landing, tmp_path / "lake")
+    tables = tables_for("faults_order", ("category",))
+    run_ingest(spark, conf, tables)
+    assert category_rows(spark, conf, "faults_order")[1]["catname"] == "newest"
+
+    # Across batches: a later file with an older position changes nothing.
+    write_lines(landing, CATEGORY_TOPIC, 200, [category_update(template, 1, "stale", base + 20)])
+    result = run_ingest(spark, conf, tables)
+    assert result["category"].committed
+    rows = category_rows(spark, conf, "faults_order")
+    assert rows[1]["catname"] == "newest"
+    assert rows[1]["_cdc_position"] == str(base + 30).rjust(20, "0")
+    changelog = spark_rows(spark, conf, "faults_order", "category_changelog")
+    # Every distinct event kept once: the snapshot read, newest, older and stale.
+    history = sorted((r["_cdc_position"], r["catname"]) for r in changelog if r["catid"] == 1)
+    assert [name for _, name in history][1:] == ["older", "stale", "newest"]
+    assert len(history) == 4 and history[0][0] < str(NEWER)
+
+
+def test_bad_records_are_quarantined_and_the_rest_applied(
+    spark, category_landing, tmp_path: Path
+) -> None:
+    landing, template = category_landing
+    no_key = json.loads(category_update(template, 2, "no key", NEWER))
+    no_key["payload"]["after"]["catid"] = None
+    unknown_op = json.loads(category_update(template, 3, "unknown op", NEWER))
+    unknown_op["payload"]["op"] = "x"
+    narrowed = json.loads(category_update(template, 4, "narrowed", NEWER))
+    for part in narrowed["schema"]["fields"][:2]:  # before, after: catid int16 -> string
+        next(f for f in part["fields"] if f["field"] == "catid")["type"] = "string"
+    narrowed["payload"]["after"]["catid"] = "four"
+    bad_file = write_lines(landing, CATEGORY_TOPIC, 100, [
+        category_update(template, 5, "good", NEWER),
+        "this is not json",
+        json.dumps(no_key),
+        json.dumps(unknown_op),
+        json.dumps(narrowed),
+        "null",
+    ])  # fmt: skip
+    avro_file = corrupt_avro_file(tmp_path, landing)
+
+    conf = settings_for(landing, tmp_path / "lake")
+    result = run_ingest(spark, conf, tables_for("faults_bad", ("category",)))["category"]
+    assert result.quarantined == 5
+    assert result.tombstones == 1
+    rows = category_rows(spark, conf, "faults_bad")
+    assert rows[5]["catname"] == "good"
+    assert rows[6]["catname"] == "from avro"  # the block after the corrupt one
+    assert rows[4]["catname"] != "narrowed"
+
+    quarantine = spark.read.format("hudi").load(
+        to_hadoop_uri(table_path(conf, "faults_bad", QUARANTINE))
+    )
+    reasons = {(Path(r["source_file"]).name, r["line"]): r["reason"] for r in quarantine.collect()}
+    assert reasons[(bad_file.name, 1)] == "line is not a JSON object"
+    assert reasons[(bad_file.name, 2)] == "event has no value for key column(s) catid"
+    assert reasons[(bad_file.name, 3)] == "unknown op 'x'"
+    assert reasons[(bad_file.name, 4)].startswith("incompatible schema change: catid")
+    avro_reasons = [v for (name, _), v in reasons.items() if name == avro_file.name]
+    assert len(avro_reasons) == 1 and avro_reasons[0].startswith("corrupt Avro block")
+    raw = {r["line"]: r["raw"] for r in quarantine.collect() if bad_file.name in r["source_file"]}
+    assert raw[1] == "this is not json"
+
+
+def corrupt_avro_file(tmp_path: Path, landing: Path) -> Path:
+    """An Avro landing file of three blocks whose middle block is damaged."""
+    avro_landing = make_landing(tmp_path / "avro", change_batches=0, format="avro")
+    source = topic_files(avro_landing, CATEGORY_TOPIC, "avro")[0]
+    with source.open("rb") as handle:
+        reader = fastavro.reader(handle)
+        schema, records = reader.writer_schema, list(reader)
+    update = copy.deepcopy(records[0])
+    update["before"] = copy.deepcopy(update["after"])
+    update["after"]["catid"] = update["before"]["catid"] = 6
+    update["after"]["catname"] = "from avro"
+    update["op"] = "u"
+    update["source"]["lsn"] = NEWER + 5
+    target = landing / "topics" / CATEGORY_TOPIC / "year=2024" / "month=04" / "day=02"
+    target.mkdir(parents=True)
+    path = target / f"{CATEGORY_TOPIC}+0+0000000200.avro"
+    with path.open("wb") as out:
+        writer = fastavro.write.Writer(out, fastavro.parse_schema(schema), sync_interval=10**6)
+        for block in (records[:2], records[2:4], [update]):
+            for record in block:
+                writer.write(record)
+            writer.flush()
+    with path.open("rb") as handle:
+        sync = fastavro.reader(handle)._header["sync"]
+    data = bytearray(path.read_bytes())
+    second = data.index(sync, data.index(sync) + 16) + 16  # start of the middle block
+    data[second + 4 : second + 40] = b"\xff" * 36
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_hard_deletes_remove_keys_and_soft_deletes_keep_them(spark, tmp_path: Path) -> None:
+    landing = make_landing(tmp_path / "landing", change_batches=2)
+    conf = settings_for(landing, tmp_path / "lake")
+    run_ingest(spark, conf, tables_for("faults_hard", ("sales",), delete_mode="hard"))
+    wanted = expected(landing, "sales")
+    deleted = {r["salesid"] for r in wanted if r["_deleted"]}
+    assert deleted
+    rows = spark_rows(spark, conf, "faults_hard", "sales")
+    assert {r["salesid"] for r in rows} == {r["salesid"] for r in wanted} - deleted
+    live = [r for r in wanted if not r["_deleted"]]
+    assert differences(rows, live, "salesid") == []
+
+
+def test_merge_on_read_gives_the_copy_on_write_snapshot(spark, tmp_path: Path) -> None:
+    landing = make_landing(tmp_path / "landing", change_batches=3)
+    conf = settings_for(landing, tmp_path / "lake")
+    names = ("category", "sales", "users")
+    run_ingest(spark, conf, tables_for("faults_mor", names, table_type="mor"))
+    for table in names:
+        assert load_tables()[table].table_type == "cow"
+        rows = spark_rows(spark, conf, "faults_mor", table)
+        assert differences(rows, expected(landing, table), key_of(table)) == [], table
+    properties = Path(table_path(conf, "faults_mor", "sales")) / ".hoodie" / "hoodie.properties"
+    assert "hoodie.table.type=MERGE_ON_READ" in properties.read_text()
+
+
+def test_truncate_can_be_ignored(spark, tmp_path: Path) -> None:
+    landing = make_landing(tmp_path / "landing", change_batches=2)
+    conf = settings_for(landing, tmp_path / "lake")
+    run_ingest(spark, conf, tables_for("faults_truncate", ("category",), truncate="ignore"))
+    rows = spark_rows(spark, conf, "faults_truncate", "category")
+    assert rows and not any(r["_cdc_is_deleted"] for r in rows)
+    assert not any(r["_cdc_op"] == "t" for r in rows)
