@@ -70,3 +70,30 @@ def position_column(connector: str, source: Column) -> Column:
             _lpad(source["event_serial_no"], 10),
         )
     raise ValueError(f"unknown connector '{connector}'")
+
+
+def connector_of(source: Mapping[str, object]) -> str:
+    """The connector that wrote a source block: named, or told by its position fields."""
+    named = str(source.get("connector") or "")
+    if named in ("postgresql", "mysql", "sqlserver"):
+        return named
+    if source.get("commit_lsn") is not None or source.get("change_lsn") is not None:
+        return "sqlserver"
+    if source.get("file") is not None or source.get("pos") is not None:
+        return "mysql"
+    return "postgresql"
+
+
+def any_position_column(source: Column) -> Column:
+    """`position_column` for files whose connector is not configured (`cdc decode`)."""
+    return (
+        F.when(
+            (source["connector"] == "sqlserver") | source["commit_lsn"].isNotNull(),
+            position_column("sqlserver", source),
+        )
+        .when(
+            (source["connector"] == "mysql") | source["file"].isNotNull(),
+            position_column("mysql", source),
+        )
+        .otherwise(position_column("postgresql", source))
+    )

@@ -99,12 +99,46 @@ def spark_conf(conf: Settings | None = None) -> dict[str, str]:
         "spark.sql.metadataCacheTTLSeconds": "1",
         "spark.sql.hive.metastorePartitionPruning": "true",
     }
+    values.update({f"spark.hadoop.{key}": value for key, value in s3_conf().items()})
     values.update(catalog_conf(conf))
     values["spark.driver.extraClassPath"] = ":".join(
         filter(None, [driver_class_path(conf), values.get("spark.driver.extraClassPath")])
     )
     values.update(conf.spark_conf)
     return values
+
+
+def s3_conf() -> dict[str, str]:
+    """s3a settings from the standard AWS variables (a local S3-compatible server, MinIO...).
+
+    Credentials stay with the default s3a provider chain (environment, profile,
+    instance role); only a custom endpoint needs telling.
+    """
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if not endpoint:
+        return {}
+    return {
+        "fs.s3a.endpoint": endpoint,
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.connection.ssl.enabled": str(endpoint.startswith("https")).lower(),
+        "fs.s3a.endpoint.region": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+    }
+
+
+def apply_s3_conf(session: SparkSession) -> None:
+    """Point a running session's s3a at the endpoint and keys now in the environment.
+
+    The JVM read its environment when it started; keys exported since then
+    reach s3a only through the Hadoop configuration.
+    """
+    hadoop = session.sparkContext._jsc.hadoopConfiguration()
+    values = dict(s3_conf())
+    for variable, key in (("AWS_ACCESS_KEY_ID", "fs.s3a.access.key"),
+                          ("AWS_SECRET_ACCESS_KEY", "fs.s3a.secret.key")):  # fmt: skip
+        if os.environ.get(variable):
+            values[key] = os.environ[variable]
+    for key, value in values.items():
+        hadoop.set(key, value)
 
 
 def package_zip() -> str:

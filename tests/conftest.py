@@ -7,8 +7,14 @@ and free ports, set in the environment before any project module reads them.
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +39,7 @@ os.environ.update(
         "LAKEHOUSE_THRIFT_PORT": str(free_port()),
         "LAKEHOUSE_METASTORE_PORT": str(free_port()),
         "LAKEHOUSE_DRIVER_MEMORY": "3g",
+        "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
         "LAKEHOUSE_THRIFT_DRIVER_MEMORY": "3g",
     }
 )
@@ -70,3 +77,55 @@ def spark(local_stack: None):
     session = build_session("lakehouse-tests")
     yield session
     session.stop()
+
+
+MOTO_SERVER = Path(sys.executable).parent / "moto_server"
+SERVER_START_SECONDS = 60
+
+
+def wait_until_healthy(server: subprocess.Popen, url: str, what: str) -> None:
+    """Poll a health URL until it answers 200; fail at once if the server exits."""
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        try:
+            server.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            continue
+        raise RuntimeError(f"{what} exited with {server.returncode}")
+    raise RuntimeError(f"{what} not healthy within {SERVER_START_SECONDS} s")
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on a free loopback port, stopped by its pid afterwards."""
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until_healthy(server, f"{endpoint}/moto-api/", "moto_server")
+        yield endpoint
+    finally:
+        os.kill(server.pid, signal.SIGTERM)
+        server.wait(timeout=15)
+
+
+@pytest.fixture
+def s3_env(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch):
+    """AWS variables pointing at the local S3 server; returns a boto3 client."""
+    import boto3
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    return boto3.client("s3")

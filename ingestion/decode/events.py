@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -20,7 +21,7 @@ from pyspark.sql import functions as F
 from ingestion.decode.avro import decode_container
 from ingestion.decode.logical_types import to_column
 from ingestion.decode.types import FieldType, connect_fields, from_connect, incompatibility
-from ingestion.ordering import position_column
+from ingestion.ordering import any_position_column, position_column
 
 LINE_SCHEMA = "file string, line bigint, raw string, schema string, error string"
 ENVELOPE_SCHEMA = (
@@ -48,8 +49,8 @@ CDC_COLUMNS = (
 class DecodeSpec:
     """What the decoder needs to know about a table; everything else comes from the data."""
 
-    connector: str
-    key: tuple[str, ...]
+    connector: str  # postgresql, mysql, sqlserver, or "any" to tell per event
+    key: tuple[str, ...]  # empty: no key check (decoding a file on its own)
     columns: dict[str, FieldType] = field(default_factory=dict)  # declared / bronze types
     ordering: str = "source_position"
 
@@ -170,16 +171,40 @@ def schema_versions(lines: DataFrame) -> dict[int, dict[str, FieldType]]:
     return versions
 
 
-def _schemaless_columns(lines: DataFrame, declared: dict[str, FieldType]) -> list[str]:
-    """Columns present in schemaless / unwrapped rows that the config does not declare."""
-    image = _image(lines)
-    keys = (
-        lines.where(F.col("flavour").isin("envelope", "unwrapped") & F.col("schema").isNull())
-        .select(F.explode(F.map_keys(F.from_json(image, "map<string,string>"))).alias("k"))
+SAMPLE_ROWS = 200
+
+
+def infer_type(values: list[Any]) -> FieldType:
+    """A column type from sample JSON values, for schemaless rows with no declared type."""
+    kinds = {type(v) for v in values if v is not None}
+    if kinds == {bool}:
+        return FieldType("boolean")
+    if kinds == {int}:
+        return FieldType("int64")
+    if kinds and kinds <= {int, float}:
+        return FieldType("float64")
+    return FieldType("string")
+
+
+def _schemaless_columns(lines: DataFrame, declared: dict[str, FieldType]) -> dict[str, FieldType]:
+    """Columns of schemaless / unwrapped rows that nothing declares, typed from a sample."""
+    schemaless = lines.where(
+        F.col("flavour").isin("envelope", "unwrapped") & F.col("schema").isNull()
+    )
+    keys = sorted(
+        r.k
+        for r in schemaless.select(
+            F.explode(F.map_keys(F.from_json(_image(lines), "map<string,string>"))).alias("k")
+        )
         .distinct()
         .collect()
+        if not r.k.startswith("__") and r.k not in declared
     )
-    return sorted(r.k for r in keys if not r.k.startswith("__") and r.k not in declared)
+    if not keys:
+        return {}
+    samples = [json.loads(r.image) for r in schemaless.select(_image(lines).alias("image"))
+               .where("image is not null").limit(SAMPLE_ROWS).collect()]  # fmt: skip
+    return {key: infer_type([s.get(key) for s in samples]) for key in keys}
 
 
 def _envelope(lines: DataFrame) -> Column:
@@ -227,8 +252,8 @@ def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
     for version in versions.values():
         for name, kind in version.items():
             columns.setdefault(name, kind)
-    for name in _schemaless_columns(lines, declared):
-        columns.setdefault(name, FieldType("string"))
+    for name, kind in _schemaless_columns(lines, declared).items():
+        columns.setdefault(name, kind)
 
     bad_versions = {
         version_id: reason
@@ -268,7 +293,8 @@ def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
             F.lit("unknown op '"), F.coalesce(F.col("op"), F.lit("null")), F.lit("'")
         ))
         .when(
-            (F.col("op") != "t") & (F.col("values").isNull() | key_missing),
+            (F.col("op") != "t") & (F.col("values").isNull() | key_missing)
+            & F.lit(bool(spec.key)),
             F.lit(f"event has no value for key column(s) {', '.join(spec.key)}"),
         )
     )  # fmt: skip
@@ -277,7 +303,11 @@ def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
     rejects = checked.where(F.col("rejection").isNotNull()).select(
         "raw", F.col("file").alias("source_file"), "line", F.col("rejection").alias("reason")
     )
-    position = position_column(spec.connector, F.col("src"))
+    position = (
+        any_position_column(F.col("src"))
+        if spec.connector == "any"
+        else position_column(spec.connector, F.col("src"))
+    )
     source_ts = F.coalesce(F.col("src")["ts_ms"], F.col("src")["source_ts_ms"])
     events = checked.where(F.col("rejection").isNull()).select(
         *typed,

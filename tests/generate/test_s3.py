@@ -3,77 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
-import boto3
 import pytest
 
 from ingestion.generate import GenerateOptions, generate
 from ingestion.output import UserError
-
-MOTO_SERVER = Path(sys.executable).parent / "moto_server"
-START_DEADLINE_S = 30
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    """A moto S3 server on a free loopback port, stopped by its pid afterwards."""
-    port = _free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_until_healthy(server, f"{endpoint}/moto-api/")
-        yield endpoint
-    finally:
-        os.kill(server.pid, signal.SIGTERM)
-        server.wait(timeout=15)
-
-
-def _wait_until_healthy(server: subprocess.Popen, url: str) -> None:
-    """Poll the health URL until it answers; between tries wait on the process itself."""
-    deadline = time.monotonic() + START_DEADLINE_S
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError):
-            pass
-        try:
-            server.wait(timeout=0.2)
-        except subprocess.TimeoutExpired:
-            continue
-        raise RuntimeError(f"moto_server exited with {server.returncode}")
-    raise RuntimeError(f"moto_server not healthy within {START_DEADLINE_S} s")
-
-
-@pytest.fixture
-def s3_env(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    client = boto3.client("s3")
-    return client
 
 
 def test_generate_to_s3_writes_the_same_objects_as_locally(s3_env, tmp_path):
