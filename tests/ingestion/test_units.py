@@ -1,0 +1,118 @@
+"""Pure parts of ingestion, no Spark: positions, types, config validation, file names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingestion.config import ConfigError, load_tables
+from ingestion.decode.types import FieldType, from_connect, incompatibility, parse_config_type
+from ingestion.landing import LandingFile, advance, new_files, parse_file_name
+from ingestion.ordering import connector_of, position_key
+
+
+def test_positions_sort_in_commit_order_for_every_connector() -> None:
+    pg = [position_key("postgresql", {"lsn": n}) for n in (9, 10, 1090317720624)]
+    assert pg == sorted(pg)
+    mysql = [
+        position_key("mysql", {"file": f, "pos": p, "row": r})
+        for f, p, r in [
+            ("mysql-bin.000003", 999, 1),
+            ("mysql-bin.000003", 1000, 0),
+            ("mysql-bin.000003", 1000, 2),
+            ("mysql-bin.000010", 4, 0),
+        ]
+    ]
+    assert mysql == sorted(mysql) and len(set(mysql)) == 4
+    sqlserver = [
+        position_key("sqlserver", {"commit_lsn": c, "change_lsn": ch, "event_serial_no": n})
+        for c, ch, n in [
+            ("0000002a:00000c38:0003", None, None),  # a snapshot read
+            ("0000002a:00000c38:0004", "0000002a:00000c38:0002", 1),
+            ("0000002a:00000c38:0004", "0000002a:00000c38:0002", 2),
+            ("0000002b:00000010:0001", "0000002b:00000008:0001", 1),
+        ]
+    ]
+    assert sqlserver == sorted(sqlserver)
+
+
+def test_connector_is_told_by_its_source_block() -> None:
+    assert connector_of({"connector": "mysql"}) == "mysql"
+    assert connector_of({"commit_lsn": "0000002a:00000c38:0003"}) == "sqlserver"
+    assert connector_of({"file": "mysql-bin.000001", "pos": 4}) == "mysql"
+    assert connector_of({"lsn": 42}) == "postgresql"
+
+
+def test_connect_schema_fields_map_to_spark_types() -> None:
+    decimal = from_connect({
+        "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+        "parameters": {"scale": "2", "connect.decimal.precision": "8"},
+    })  # fmt: skip
+    assert decimal == FieldType("decimal", 8, 2, "bytes")
+    assert decimal.spark_type == "decimal(8,2)"
+    assert from_connect({"type": "int32", "name": "io.debezium.time.Date"}).spark_type == "date"
+    assert from_connect({"type": "int64", "name": "io.debezium.time.MicroTimestamp"}).kind == (
+        "timestamp_us"
+    )
+    assert from_connect({"type": "int16"}).spark_type == "int"
+    assert from_connect({"type": "struct", "fields": []}).kind == "string"
+
+
+def test_type_changes_that_lose_data_are_incompatible() -> None:
+    table = parse_config_type("decimal(8,2)")
+    assert incompatibility(parse_config_type("decimal(8,2)", "double"), table) is None
+    assert incompatibility(FieldType("float64"), table) is None  # decimal.handling.mode=double
+    assert incompatibility(FieldType("int16"), table) is None
+    assert incompatibility(FieldType("decimal", 10, 0, "bytes"), table) is not None
+    assert incompatibility(FieldType("string"), FieldType("int32")) is not None
+    assert incompatibility(FieldType("int64"), FieldType("int32")) is not None
+    assert incompatibility(FieldType("int16"), FieldType("int32")) is None
+
+
+def test_sink_file_names_and_checkpoints() -> None:
+    parsed = parse_file_name("s3a://b/topics/t.a.b/year=2024/t.a.b+1+0000000042.avro", "t.a.b")
+    assert parsed == LandingFile(
+        1, 42, "s3a://b/topics/t.a.b/year=2024/t.a.b+1+0000000042.avro", "avro"
+    )
+    assert parse_file_name("/x/other+0+0000000001.json", "t.a.b") is None
+    assert parse_file_name("/x/t.a.b+0+1.json.tmp", "t.a.b") is None
+    files = [LandingFile(0, 0, "a", "json"), LandingFile(0, 10, "b", "json"),
+             LandingFile(1, 0, "c", "json")]  # fmt: skip
+    assert new_files(files, {0: 0}) == files[1:]
+    assert advance({0: 0}, files[1:]) == {0: 10, 1: 0}
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "tables.yml"
+    path.write_text(text)
+    return path
+
+
+VALID_SOURCE = "sources: {ems: {connector: postgresql}}\n"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("{source: ems, topic: t, key: []}", "table 'x', field 'key': needs at least one column"),
+        ("{source: nope, topic: t, key: [id]}", "field 'source': 'nope' is not declared"),
+        ("{source: ems, key: [id]}", "field 'topic': is required"),
+        ("{source: ems, topic: t, key: [id], table_type: big}", "field 'table_type': 'big'"),
+        ("{source: ems, topic: t, key: [id], delete_mode: maybe}", "field 'delete_mode'"),
+        ("{source: ems, topic: t, key: [id], columns: {id: int99}}", "field 'columns.id'"),
+        ("{source: ems, topic: t, key: [idd], columns: {id: int32}}", "unknown column 'idd'"),
+    ],
+)
+def test_invalid_table_config_names_the_field(tmp_path: Path, table: str, message: str) -> None:
+    path = _config(tmp_path, VALID_SOURCE + f"tables:\n  x: {table}\n")
+    with pytest.raises(ConfigError, match=message) as error:
+        load_tables(path)
+    assert str(path) in str(error.value)
+
+
+def test_the_project_table_config_is_valid() -> None:
+    tables = load_tables()
+    assert set(tables) == {"category", "event", "venue", "date", "listing", "sales", "users"}
+    assert tables["sales"].source.connector == "mysql"
+    assert tables["users"].topic == "tickit.crm.user"
