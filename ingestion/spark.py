@@ -125,22 +125,6 @@ def s3_conf() -> dict[str, str]:
     }
 
 
-def apply_s3_conf(session: SparkSession) -> None:
-    """Point a running session's s3a at the endpoint and keys now in the environment.
-
-    The JVM read its environment when it started; keys exported since then
-    reach s3a only through the Hadoop configuration.
-    """
-    hadoop = session.sparkContext._jsc.hadoopConfiguration()
-    values = dict(s3_conf())
-    for variable, key in (("AWS_ACCESS_KEY_ID", "fs.s3a.access.key"),
-                          ("AWS_SECRET_ACCESS_KEY", "fs.s3a.secret.key")):  # fmt: skip
-        if os.environ.get(variable):
-            values[key] = os.environ[variable]
-    for key, value in values.items():
-        hadoop.set(key, value)
-
-
 def package_zip() -> str:
     """The `ingestion` package as a zip, for executors that do not have it installed."""
     package = Path(__file__).resolve().parent

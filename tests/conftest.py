@@ -41,6 +41,12 @@ os.environ.update(
         "LAKEHOUSE_DRIVER_MEMORY": "3g",
         "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
         "LAKEHOUSE_THRIFT_DRIVER_MEMORY": "3g",
+        # The S3 tests' local server (started on demand by `s3_endpoint`); set
+        # before any JVM starts, as a deployment would, so s3a sees it too.
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
     }
 )
 
@@ -103,9 +109,9 @@ def wait_until_healthy(server: subprocess.Popen, url: str, what: str) -> None:
 
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
-    """A moto S3 server on a free loopback port, stopped by its pid afterwards."""
-    port = free_port()
-    endpoint = f"http://127.0.0.1:{port}"
+    """A moto S3 server on the loopback port of AWS_ENDPOINT_URL, stopped by its pid."""
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    port = int(endpoint.rsplit(":", 1)[1])
     server = subprocess.Popen(
         [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
@@ -120,12 +126,8 @@ def s3_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def s3_env(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch):
-    """AWS variables pointing at the local S3 server; returns a boto3 client."""
+def s3_env(s3_endpoint: str):
+    """A boto3 client of the local S3 server (the AWS variables point at it)."""
     import boto3
 
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    return boto3.client("s3")
+    return boto3.client("s3", endpoint_url=s3_endpoint)

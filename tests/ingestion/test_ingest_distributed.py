@@ -16,7 +16,6 @@ import pytest
 
 from ingestion.generate import GenerateOptions, generate
 from ingestion.settings import load_settings
-from ingestion.spark import apply_s3_conf
 from ingestion.stack import spark_home
 from tests.conftest import free_port, wait_until_healthy
 
@@ -28,7 +27,6 @@ def test_ingest_with_landing_and_lake_on_s3(spark, s3_env, tmp_path: Path) -> No
     options = {"scale": 0.01, "change_batches": 2}
     generate(GenerateOptions(out="s3://tickit/landing", **options))
     local = make_landing(tmp_path / "expected", **options)  # same seed: same expected state
-    apply_s3_conf(spark)
     conf = load_settings({"landing": "s3://tickit/landing", "lake": "s3://tickit/lake"})
     results = run_ingest(spark, conf, tables_for("s3_bronze", ("sales", "users")))
     assert results["sales"].committed and results["users"].committed
