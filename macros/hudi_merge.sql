@@ -1,0 +1,99 @@
+{% macro hudi_data_columns(relation) -%}
+    {#- The relation's columns without Hudi's _hoodie_* meta columns: a MERGE
+        must never assign them (the `_hoodie_commit_time` trap). -#}
+    {%- set columns = [] -%}
+    {%- for column in adapter.get_columns_in_relation(relation) -%}
+        {%- if not column.name.startswith('_hoodie_') -%}
+            {%- do columns.append(column.name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(columns) }}
+{%- endmacro %}
+
+
+{% macro spark__get_merge_sql(
+    target, source, unique_key, dest_columns, incremental_predicates
+) -%}
+    {#- Hudi: one MERGE INTO that updates, inserts and deletes, with the
+        column lists spelled out from the target minus Hudi's meta columns.
+        Other file formats keep dbt-spark's merge. -#}
+    {%- if config.get('file_format') != 'hudi' -%}
+        {{ return(dbt_spark.spark__get_merge_sql(
+            target, source, unique_key, dest_columns, incremental_predicates
+        )) }}
+    {%- endif -%}
+    {%- if unique_key is not string -%}
+        {{ exceptions.raise_compiler_error(
+            'Hudi merge of ' ~ target ~ ': unique_key must be one column, '
+            ~ 'build a surrogate key with surrogate_key() rather than a list'
+        ) }}
+    {%- endif -%}
+    {%- set delete_column = (config.get('meta') or {}).get(
+        'merge_delete_column'
+    ) -%}
+    {%- set columns = hudi_data_columns(target) -%}
+    {%- set predicates = [
+        'DBT_INTERNAL_SOURCE.' ~ unique_key
+        ~ ' = DBT_INTERNAL_DEST.' ~ unique_key
+    ] + (incremental_predicates or []) -%}
+    merge into {{ target }} as DBT_INTERNAL_DEST
+    using {{ source }} as DBT_INTERNAL_SOURCE
+    on {{ predicates | join('\n        and ') }}
+    {#- Hudi applies update clauses before delete clauses whatever their
+        order: the conditions must exclude each other. #}
+    when matched
+        {%- if delete_column %} and not DBT_INTERNAL_SOURCE.{{ delete_column }}{% endif %}
+        then update set
+        {%- for column in columns %}
+            {{ column }} = DBT_INTERNAL_SOURCE.{{ column }}
+            {{- ',' if not loop.last }}
+        {%- endfor %}
+    {%- if delete_column %}
+    when matched and DBT_INTERNAL_SOURCE.{{ delete_column }} then delete
+    {%- endif %}
+    when not matched
+        {%- if delete_column %} and not DBT_INTERNAL_SOURCE.{{ delete_column }}{% endif %}
+        then insert ({{ columns | join(', ') }})
+        values (
+        {%- for column in columns %}
+            DBT_INTERNAL_SOURCE.{{ column }}{{ ',' if not loop.last }}
+        {%- endfor %}
+        )
+{%- endmacro %}
+
+
+{% macro spark__check_for_schema_changes(source_relation, target_relation) %}
+    {#- dbt's schema-change check, minus what is not drift on a Hudi merge:
+        the target's _hoodie_* meta columns and the batch's delete flag. -#}
+    {%- set changes = default__check_for_schema_changes(
+        source_relation, target_relation
+    ) -%}
+    {%- if config.get('file_format') != 'hudi' -%}
+        {{ return(changes) }}
+    {%- endif -%}
+    {%- set delete_column = (config.get('meta') or {}).get(
+        'merge_delete_column', ''
+    ) | lower -%}
+    {%- set source_not_in_target = [] -%}
+    {%- for column in changes['source_not_in_target'] -%}
+        {%- if column.name | lower != delete_column -%}
+            {%- do source_not_in_target.append(column) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set target_not_in_source = [] -%}
+    {%- for column in changes['target_not_in_source'] -%}
+        {%- if not column.name.startswith('_hoodie_') -%}
+            {%- do target_not_in_source.append(column) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- do changes.update({
+        'source_not_in_target': source_not_in_target,
+        'target_not_in_source': target_not_in_source,
+        'schema_changed': (
+            source_not_in_target | length > 0
+            or target_not_in_source | length > 0
+            or changes['new_target_types'] | length > 0
+        ),
+    }) -%}
+    {{ return(changes) }}
+{% endmacro %}

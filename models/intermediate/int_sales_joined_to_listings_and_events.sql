@@ -1,0 +1,103 @@
+with
+
+sales as (
+
+    select * from {{ ref('stg_tickit__sales') }}
+
+),
+
+listings as (
+
+    select * from {{ ref('stg_tickit__listings') }}
+
+),
+
+events as (
+
+    select * from {{ ref('int_events_joined_to_venues_and_categories') }}
+
+),
+
+deleted_records as (
+
+    select * from {{ ref('stg_tickit__deleted_records') }}
+
+),
+
+deleted_listings as (
+
+    select
+        record_id as listing_id,
+        bronze_commit_time
+    from deleted_records
+    where bronze_table = 'listing'
+
+),
+
+deleted_events as (
+
+    select
+        record_id as event_id,
+        bronze_commit_time
+    from deleted_records
+    where bronze_table = 'event'
+
+),
+
+sales_joined as (
+
+    select
+        ----------  ids
+        sales.sale_id,
+        sales.listing_id,
+        sales.event_id,
+        events.category_id,
+        events.venue_id,
+        sales.seller_id,
+        sales.buyer_id,
+        sales.date_id,
+
+        ----------  timestamps and dates
+        sales.sold_at,
+        cast(sales.sold_at as date) as sale_date,
+        listings.listed_at,
+        events.event_starts_at,
+
+        ----------  strings
+        events.event_name,
+        events.category_group,
+        events.category_name,
+        events.venue_name,
+        events.venue_city,
+        events.venue_state,
+
+        ----------  numerics
+        sales.quantity_sold,
+        sales.price_paid,
+        sales.commission,
+        sales.ticket_price,
+        sales.commission_percent,
+        sales.earnings,
+
+        ----------  lineage
+        greatest(
+            sales.bronze_commit_time,
+            listings.bronze_commit_time,
+            deleted_listings.bronze_commit_time,
+            events.bronze_commit_time,
+            deleted_events.bronze_commit_time
+        ) as bronze_commit_time
+
+    from sales
+    left join listings
+        on sales.listing_id = listings.listing_id
+    left join deleted_listings
+        on sales.listing_id = deleted_listings.listing_id
+    left join events
+        on sales.event_id = events.event_id
+    left join deleted_events
+        on sales.event_id = deleted_events.event_id
+
+)
+
+select * from sales_joined

@@ -1,0 +1,43 @@
+with
+
+users as (
+
+    select * from {{ ref('stg_tickit__users') }}
+
+),
+
+buyers as (
+
+    select * from {{ ref('int_buyers_extracted_from_users') }}
+
+),
+
+non_buyers as (
+
+    select
+        users.user_id,
+        users.username,
+        concat(users.last_name, ', ', users.first_name) as full_name,
+        users.city,
+        users.state,
+        users.email,
+        users.phone,
+        users.likes_sports,
+        users.likes_theatre,
+        users.likes_concerts,
+        users.likes_jazz,
+        users.likes_classical,
+        users.likes_opera,
+        users.likes_rock,
+        users.likes_vegas,
+        users.likes_broadway,
+        users.likes_musicals
+
+    from users
+    left join buyers
+        on users.user_id = buyers.user_id
+    where buyers.user_id is null
+
+)
+
+select * from non_buyers

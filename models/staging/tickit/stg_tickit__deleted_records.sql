@@ -1,0 +1,44 @@
+{#- One row per key soft-deleted in bronze, for every TICKIT table: what the
+    incremental marts delete, and whose deletion commit they must notice. -#}
+{%- set tables = [
+    ('category', 'catid'),
+    ('date', 'dateid'),
+    ('event', 'eventid'),
+    ('listing', 'listid'),
+    ('sales', 'salesid'),
+    ('users', 'userid'),
+    ('venue', 'venueid'),
+] -%}
+
+with
+
+{% for table_name, key_column in tables %}
+{{ table_name }}_source as (
+
+    select * from {{ source('tickit', table_name) }}
+
+),
+
+{% endfor -%}
+
+unioned as (
+    {%- for table_name, key_column in tables %}
+
+    select
+        '{{ table_name }}' as bronze_table,
+        cast({{ key_column }} as bigint) as record_id,
+        _cdc_op as change_operation,
+        _cdc_source_ts as deleted_at,
+        _cdc_ingested_at as ingested_at,
+        _hoodie_commit_time as bronze_commit_time
+    from {{ table_name }}_source
+    where _cdc_is_deleted
+    {%- if not loop.last %}
+
+    union all
+    {%- endif %}
+    {%- endfor %}
+
+)
+
+select * from unioned
