@@ -176,7 +176,7 @@ def ingest_table(
     log(f"{table.name}: {len(files)} new file(s) from {table.topic}")
 
     declared = {**_existing_columns(spark, bronze_path), **table.columns}
-    spec = DecodeSpec(table.source.connector, table.key, declared, table.ordering)
+    spec = DecodeSpec(table.source.connector, table.key, declared)
     lines = classify(
         read_lines(
             spark,

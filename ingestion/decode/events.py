@@ -52,7 +52,6 @@ class DecodeSpec:
     connector: str  # postgresql, mysql, sqlserver, or "any" to tell per event
     key: tuple[str, ...]  # empty: no key check (decoding a file on its own)
     columns: dict[str, FieldType] = field(default_factory=dict)  # declared / bronze types
-    ordering: str = "source_position"
 
 
 @dataclass
