@@ -1,3 +1,4 @@
+-- depends_on: {{ ref('stg_tickit__deleted_records') }}
 {{
     config(
         materialized='incremental',
