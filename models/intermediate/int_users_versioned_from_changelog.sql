@@ -19,8 +19,7 @@ users_changelog as (
 truncates as (
 
     -- every truncate once, in source order, as one array: a truncate ends
-    -- every version open at that point (no join back to the changes: Spark's
-    -- constraint propagation explodes on self-joins of this wide relation)
+    -- every version open at that point
     select
         array_sort(
             array_distinct(collect_list(struct(change_position, changed_at)))
@@ -30,10 +29,16 @@ truncates as (
 
 ),
 
+-- the ordering logic runs on narrow rows; the user attributes join back at
+-- the end (wide rows through the windows make Spark's constraint inference
+-- take minutes to plan the query)
 user_changes as (
 
     select
-        users_changelog.*,
+        users_changelog.change_event_id,
+        users_changelog.user_id,
+        users_changelog.change_position,
+        users_changelog.changed_at,
         users_changelog.change_operation = 'd' as is_delete,
         {{ surrogate_key(tracked_columns) }} as tracked_hash,
         -- how many truncates came before the change: a change after a
@@ -122,42 +127,46 @@ versions as (
 final as (
 
     select
-        {{ surrogate_key(['user_id', 'change_position']) }}
+        {{ surrogate_key(['versions.user_id', 'versions.change_position']) }}
             as user_version_key,
-        user_id,
+        versions.user_id,
         row_number() over (
-            partition by user_id order by change_position
+            partition by versions.user_id
+            order by versions.change_position
         ) as version_number,
-        username,
-        first_name,
-        last_name,
-        city,
-        state,
-        email,
-        phone,
-        loyalty_tier,
-        likes_sports,
-        likes_theatre,
-        likes_concerts,
-        likes_jazz,
-        likes_classical,
-        likes_opera,
-        likes_rock,
-        likes_vegas,
-        likes_broadway,
-        likes_musicals,
-        changed_at as valid_from,
+        users_changelog.username,
+        users_changelog.first_name,
+        users_changelog.last_name,
+        users_changelog.city,
+        users_changelog.state,
+        users_changelog.email,
+        users_changelog.phone,
+        users_changelog.loyalty_tier,
+        users_changelog.likes_sports,
+        users_changelog.likes_theatre,
+        users_changelog.likes_concerts,
+        users_changelog.likes_jazz,
+        users_changelog.likes_classical,
+        users_changelog.likes_opera,
+        users_changelog.likes_rock,
+        users_changelog.likes_vegas,
+        users_changelog.likes_broadway,
+        users_changelog.likes_musicals,
+        versions.changed_at as valid_from,
         case
-            when is_ended_by_truncate then next_truncated_at
-            else next_changed_at
+            when versions.is_ended_by_truncate then versions.next_truncated_at
+            else versions.next_changed_at
         end as valid_to,
-        change_position as valid_from_position,
-        next_position is null and not is_ended_by_truncate as is_current,
-        is_ended_by_truncate
-        or coalesce(next_is_delete, false) as is_ended_by_delete
+        versions.change_position as valid_from_position,
+        versions.next_position is null
+        and not versions.is_ended_by_truncate as is_current,
+        versions.is_ended_by_truncate
+        or coalesce(versions.next_is_delete, false) as is_ended_by_delete
 
     from versions
-    where not is_delete
+    inner join users_changelog
+        on versions.change_event_id = users_changelog.change_event_id
+    where not versions.is_delete
 
 )
 
