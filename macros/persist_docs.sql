@@ -11,7 +11,9 @@
         {%- endif -%}
     {%- endfor -%}
     {%- for column_name in column_dict -%}
-        {%- set comment = column_dict[column_name]['description'] -%}
+        {%- set comment = persisted_comment(
+            column_dict[column_name]['description'] or ''
+        ) -%}
         {%- if comment and current.get(column_name) != comment -%}
             {%- set escaped = comment | replace("'", "\\'") -%}
             {%- set quoted = adapter.quote(column_name)
@@ -22,4 +24,32 @@
             {%- endcall -%}
         {%- endif -%}
     {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro persisted_comment(description) -%}
+    {#- A description as stored in the catalog: at most 255 characters. The
+        Hive metastore keeps a column comment in a varchar(256); a longer one
+        makes Spark retry the metastore call for 20 s, then store the table
+        in a Spark-only format whose columns cannot be altered. -#}
+    {%- set text = description | trim -%}
+    {%- if text | length > 255 -%}
+        {%- set text = text[:252] ~ '...' -%}
+    {%- endif -%}
+    {{ return(text) }}
+{%- endmacro %}
+
+
+{% macro get_column_comment_sql(column_name, column_dict) -%}
+    {#- dbt-spark's column clause of `create view`, with the comment cut to
+        what the metastore can hold. -#}
+    {%- set column_comment_clause = '' -%}
+    {%- if column_name in column_dict
+        and column_dict[column_name]['description'] -%}
+        {%- set escaped = persisted_comment(
+            column_dict[column_name]['description']
+        ) | replace("'", "\\'") -%}
+        {%- set column_comment_clause = "comment '" ~ escaped ~ "'" -%}
+    {%- endif -%}
+    {{ adapter.quote(column_name) }} {{ column_comment_clause }}
 {%- endmacro %}

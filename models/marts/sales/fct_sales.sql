@@ -1,3 +1,5 @@
+{#- Column comments are not persisted: every Hudi write resets them in the
+    catalog, and each ALTER ... COMMENT would be one more Hudi commit. #}
 -- depends_on: {{ ref('stg_tickit__deleted_records') }}
 {{
     config(
@@ -46,16 +48,20 @@ changed_sales as (
 
 ),
 
+-- only keys still in the table: a deletion applied by an earlier run is
+-- not merged again
 deleted_sales as (
 
     select
-        cast(record_id as int) as sale_id,
-        bronze_commit_time,
+        cast(deleted_records.record_id as int) as sale_id,
+        deleted_records.bronze_commit_time,
         true as is_deleted_in_bronze
     from deleted_records
+    inner join {{ this }} as current_sales
+        on deleted_records.record_id = current_sales.sale_id
     where
-        bronze_table = 'sales'
-        and bronze_commit_time > {{ bronze_watermark() }}
+        deleted_records.bronze_table = 'sales'
+        and deleted_records.bronze_commit_time > {{ bronze_watermark() }}
 
 ),
 
