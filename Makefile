@@ -8,10 +8,16 @@ BIN := $(VENV)/bin
 JARS := .lakehouse/jars
 PY_STAMP := $(VENV)/.installed
 JARS_STAMP := $(JARS)/.fetched
+# Airflow lives in its own venv: its pins clash with dbt-core's (airflow/requirements.txt).
+AIRFLOW_VENV := .venv-airflow
+AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed
+# Headless browser tests use Debian's Chromium (no browser download by a test tool).
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: setup run test lint stack-up stack-down clean
 
-setup: $(PY_STAMP) $(JARS_STAMP)
+setup: $(PY_STAMP) $(JARS_STAMP) $(AIRFLOW_STAMP)
 
 $(PY_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,12 +33,23 @@ $(JARS_STAMP): jvm/pom.xml
 		-DoutputDirectory=$(abspath $(JARS))
 	touch $@
 
+$(AIRFLOW_STAMP): airflow/requirements.txt
+	$(PYTHON) -m venv $(AIRFLOW_VENV)
+	$(AIRFLOW_VENV)/bin/pip install --quiet --upgrade pip
+	$(AIRFLOW_VENV)/bin/pip install --quiet -r airflow/requirements.txt
+	touch $@
+
+$(CHROMIUM):
+	$(SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation || \
+		($(SUDO) apt-get update && \
+		 $(SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation)
+
 # The main job, end to end on the local stack.
 run: setup
 	$(BIN)/lakehouse run
 
 # The test suite (starts and stops its own stack on free ports).
-test: setup
+test: setup $(CHROMIUM)
 	$(BIN)/pytest
 
 lint: setup

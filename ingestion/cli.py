@@ -117,12 +117,117 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_run)
 
 
+def _jobs(args: argparse.Namespace) -> int:
+    from ingestion import jobs
+
+    if args.action == "list":
+        for job in jobs.load_jobs().values():
+            steps = " -> ".join(step.name for step in job.steps)
+            output.say(f"{job.name:8} {job.schedule:12} {steps}  ({job.description})")
+        return 0
+    if not args.name:
+        raise output.UserError("which job? `lakehouse jobs run NAME` (see `lakehouse jobs list`)")
+    try:
+        record = jobs.run_job(args.name, log=output.say)
+    except jobs.JobLockedError as error:
+        output.error(str(error))
+        return jobs.EXIT_LOCKED
+    return 0 if record.status == "success" else jobs.EXIT_FAILED
+
+
+def _jobs_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "jobs", help="scheduled jobs from conf/jobs.yml: lakehouse jobs run daily"
+    )
+    parser.add_argument("action", choices=["list", "run"])
+    parser.add_argument("name", nargs="?", help="the job to run")
+    parser.set_defaults(handler=_jobs)
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from ingestion import docs
+
+    if args.action == "build":
+        docs.build()
+        output.say(f"docs site built in {docs.settings().dbt_target_path}")
+    elif args.action == "serve":
+        docs.serve(log=output.say)
+    else:
+        docs.stop(log=output.say)
+    return 0
+
+
+def _docs_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "docs", help="the dbt documentation site: build, serve (127.0.0.1), stop"
+    )
+    parser.add_argument("action", choices=["build", "serve", "stop"])
+    parser.set_defaults(handler=_docs)
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    from ingestion import dashboard
+
+    if args.action == "up":
+        dashboard.up(log=output.say)
+        return 0
+    if args.action == "down":
+        dashboard.down(log=output.say)
+        return 0
+    return 0 if dashboard.status(log=output.say) else 1
+
+
+def _dashboard_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "dashboard", help="the Streamlit dashboard over the marts (127.0.0.1): up, down, status"
+    )
+    parser.add_argument("action", choices=["up", "down", "status"])
+    parser.set_defaults(handler=_dashboard)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    if args.bench_command == "ingest":
+        from ingestion.bench.ingest_bench import run_ingest_bench
+
+        results = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
+    else:
+        from ingestion.bench.dbt_bench import run_dbt_bench
+
+        results = run_dbt_bench(args.scale, args.select, args.exclude, args.results, output.say)
+    return 0 if results["valid"] else 1
+
+
+def _bench_parser(commands: argparse._SubParsersAction) -> None:
+    from pathlib import Path
+
+    parser = commands.add_parser(
+        "bench", help="benchmarks: ingest (ours vs HoodieStreamer vs plain Spark), dbt"
+    )
+    bench = parser.add_subparsers(dest="bench_command", required=True)
+    ingest = bench.add_parser("ingest", help="ingestion speed and memory, side by side")
+    ingest.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
+    ingest.add_argument(
+        "--change-batches", type=int, default=5, help="change batches after the snapshot"
+    )
+    dbt = bench.add_parser("dbt", help="full vs incremental dbt build after a 1%% change batch")
+    dbt.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
+    dbt.add_argument("--select", help="dbt node selection (default: the whole project)")
+    dbt.add_argument("--exclude", help="dbt nodes to leave out, e.g. 'resource_type:test'")
+    for sub in (ingest, dbt):
+        sub.add_argument("--results", type=Path, help="results folder (default: bench/results)")
+        sub.set_defaults(handler=_bench)
+
+
 PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _run_parser,
     _stack_parser,
     _cdc_parser,
     _ingest_parser,
     _dbt_parser,
+    _jobs_parser,
+    _docs_parser,
+    _dashboard_parser,
+    _bench_parser,
 ]
 
 

@@ -36,6 +36,7 @@ def dbt_env(conf: Settings | None = None, target: str | None = None) -> dict[str
     env["LAKEHOUSE_THRIFT_HOST"] = conf.thrift_host
     env["LAKEHOUSE_THRIFT_PORT"] = str(conf.thrift_port)
     env["PYSPARK_SUBMIT_ARGS"] = pyspark_submit_args(conf)
+    env.setdefault("DBT_TARGET_PATH", str(conf.dbt_target_path))
     if target:
         env["DBT_TARGET"] = target
     return env

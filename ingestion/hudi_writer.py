@@ -60,7 +60,7 @@ def bronze_options(table: TableConfig, parallelism: int) -> dict[str, str]:
         "hoodie.table.ordering.fields": ORDERING_COLUMN[table.ordering],
         "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
         "hoodie.index.type": "RECORD_INDEX",
-        "hoodie.metadata.record.index.enable": "true",
+        "hoodie.metadata.global.record.level.index.enable": "true",
         "hoodie.record.index.update.partition.path": "true",
     }
     if table.table_type == "mor":

@@ -1,7 +1,8 @@
 """The main job, end to end on the local stack: CDC -> bronze -> dbt -> docs.
 
 `lakehouse run` (and `make run`) call this; each step is the same code a user
-or a scheduler runs on its own, so the demo proves the real path.
+or a scheduler runs on its own (the `daily` job of conf/jobs.yml), so the demo
+proves the real path.
 """
 
 from __future__ import annotations
@@ -11,16 +12,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ingestion import stack
-from ingestion.config import load_tables
-from ingestion.dbt import run_dbt
+from ingestion import dashboard, docs, stack
 from ingestion.generate import GenerateOptions, generate
 from ingestion.generate.report import ProgressBar, print_summary
-from ingestion.job import ingest
-from ingestion.output import UserError, console
-from ingestion.runner import summary_table
-from ingestion.settings import PROJECT_DIR, settings
-from ingestion.spark import build_session
+from ingestion.jobs import run_job
+from ingestion.output import UserError
+from ingestion.settings import settings
 
 
 def _check_landing_matches(landing: str, scale: float) -> None:
@@ -38,38 +35,41 @@ def _check_landing_matches(landing: str, scale: float) -> None:
 
 
 def run_main_job(scale: float, log: Callable[[str], None] = print) -> int:
-    """Generate TICKIT CDC, ingest it, build and document the dbt project."""
+    """Generate TICKIT CDC, run the daily job on it, serve the docs site and dashboard."""
     started = time.monotonic()
     conf = settings()
-    log("1/5 local stack")
+    log("1/4 local stack")
     stack.up(conf, log=log)
 
-    log(f"2/5 TICKIT CDC at scale {scale} -> {conf.landing}")
+    log(f"2/4 TICKIT CDC at scale {scale} -> {conf.landing}")
     _check_landing_matches(conf.landing, scale)
     with ProgressBar() as progress:
         summary = generate(GenerateOptions(out=conf.landing, scale=scale), progress)
     print_summary(summary)
 
-    log(f"3/5 ingest into Hudi bronze at {conf.lake}")
-    spark = build_session("lakehouse-main-job", conf)
-    results = ingest(spark, conf, list(load_tables().values()), log)
-    spark.stop()
-    console.print(summary_table(results))
+    log("3/4 the daily job: ingest into Hudi bronze, source freshness, dbt build, docs")
+    record = run_job("daily", conf, log)
+    if record.status != "success":
+        raise UserError(f"the daily job failed; run record {record.record}")
 
-    log("4/5 dbt build (target local: the Thrift server)")
-    if run_dbt(["build"], conf, target="local").returncode != 0:
-        raise UserError("dbt build failed; see the output above and logs/dbt.log")
-    log("5/5 dbt docs generate")
-    if run_dbt(["docs", "generate"], conf, target="local").returncode != 0:
-        raise UserError("dbt docs generate failed")
-
+    log("4/4 documentation site and dashboard")
+    site = docs.serve(conf, log)
+    board = dashboard.up(conf, log)
+    events = sum(
+        table.get("events", 0)
+        for step in record.steps
+        if step.name == "ingest"
+        for table in step.detail.values()
+        if isinstance(table, dict)
+    )
     log(
-        f"done in {time.monotonic() - started:.0f}s: "
-        f"{sum(sum(r.events.values()) for r in results):,} events in bronze, marts built.\n"
+        f"done in {time.monotonic() - started:.0f}s: {events:,} events in bronze, marts built.\n"
         f"  SQL:   jdbc:hive2://{conf.thrift_host}:{conf.thrift_port} "
         f"(tickit_bronze.*, tickit_marts.*), or `.venv/bin/lakehouse dbt -- show ...`\n"
-        f"  docs:  {PROJECT_DIR / 'target' / 'index.html'} "
-        f"(serve it: `.venv/bin/lakehouse dbt -- docs serve --port 8080`)\n"
-        f"  stop:  `.venv/bin/lakehouse stack down`"
+        f"  docs:  {site}\n"
+        f"  dashboard: {board}\n"
+        f"  runs:  {record.record}\n"
+        f"  stop:  `.venv/bin/lakehouse dashboard down; .venv/bin/lakehouse docs stop; "
+        f".venv/bin/lakehouse stack down`"
     )
     return 0

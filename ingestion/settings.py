@@ -45,6 +45,12 @@ class Settings:
     thrift_port: int
     thrift_driver_memory: str
     start_timeout: int
+    dbt_target_path: Path
+    docs_port: int
+    dashboard_port: int
+    jobs_file: Path
+    notify_command: str
+    notify_url: str
     spark_conf: dict[str, str] = field(default_factory=dict)
 
     @property

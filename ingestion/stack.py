@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyspark
@@ -23,6 +23,8 @@ from ingestion.output import UserError
 from ingestion.settings import Settings, settings
 from ingestion.spark import spark_conf
 
+# Where the project's own web servers (docs, dashboard) listen, whatever the Thrift host.
+LOOPBACK = "127.0.0.1"
 THRIFT_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 DERBY_CLASS = "org.apache.derby.drda.NetworkServerControl"
 
@@ -44,6 +46,8 @@ class Service:
     port: int
     command: list[str]
     health: Callable[[], None]
+    port_setting: str  # the setting to change when the port is taken
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment
 
     def pid_file(self, conf: Settings) -> Path:
         return conf.run_dir / f"{self.name}.pid"
@@ -144,6 +148,7 @@ def services(conf: Settings) -> list[Service]:
                 port=conf.metastore_port,
                 command=_derby_command(conf),
                 health=_tcp_health(conf.thrift_host, conf.metastore_port),
+                port_setting="LAKEHOUSE_METASTORE_PORT",
             )
         )
     started.append(
@@ -153,6 +158,7 @@ def services(conf: Settings) -> list[Service]:
             port=conf.thrift_port,
             command=_thrift_command(conf),
             health=lambda: _thrift_health(conf),
+            port_setting="LAKEHOUSE_THRIFT_PORT",
         )
     )
     return started
@@ -224,8 +230,7 @@ def start(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
     if port_in_use(conf.thrift_host, service.port):
         raise StackError(
             f"{service.name}: port {service.port} on {conf.thrift_host} is already in use by "
-            f"another process; stop it or choose another port "
-            f"(LAKEHOUSE_{'THRIFT' if service.name == 'thrift' else 'METASTORE'}_PORT)"
+            f"another process; stop it or choose another port ({service.port_setting})"
         )
     conf.run_dir.mkdir(parents=True, exist_ok=True)
     conf.metastore_dir.mkdir(parents=True, exist_ok=True)
@@ -237,11 +242,27 @@ def start(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
             stdin=subprocess.DEVNULL,
             cwd=conf.run_dir,
             start_new_session=True,
-            env={**os.environ, "SPARK_HOME": str(spark_home()), "PYSPARK_PYTHON": sys.executable},
+            env={
+                **os.environ,
+                "SPARK_HOME": str(spark_home()),
+                "PYSPARK_PYTHON": sys.executable,
+                **service.env,
+            },
         )
     service.pid_file(conf).write_text(str(process.pid))
     log(f"{service.name}: starting (pid {process.pid}), log {service.log_file(conf)}")
     return process.pid
+
+
+def start_healthy(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
+    """Start one service and wait for its health check; stop it again if it never gets there."""
+    pid = start(service, conf, log)
+    try:
+        wait_healthy(service, conf, pid, time.monotonic() + conf.start_timeout, log)
+    except StackError:
+        stop(service, conf, timeout=10)
+        raise
+    return pid
 
 
 def up(conf: Settings | None = None, log: Callable[[str], None] = print) -> None:

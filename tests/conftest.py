@@ -41,6 +41,8 @@ os.environ.update(
         "LAKEHOUSE_DRIVER_MEMORY": "3g",
         "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
         "LAKEHOUSE_THRIFT_DRIVER_MEMORY": "3g",
+        "LAKEHOUSE_DOCS_PORT": str(free_port()),
+        "LAKEHOUSE_DBT_TARGET_PATH": str(_HOME / "target"),
         # The S3 tests' local server (started on demand by `s3_endpoint`); set
         # before any JVM starts, as a deployment would, so s3a sees it too.
         "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
@@ -83,6 +85,49 @@ def spark(local_stack: None):
     session = build_session("lakehouse-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def daily_job(spark):
+    """TICKIT CDC at scale 0.01 (one change batch) through the `daily` job, once per run.
+
+    The marts, the docs site and the dashboards of later tests are this run's
+    output on the session stack, as a scheduler would leave them.
+    """
+    from ingestion.generate import GenerateOptions, generate
+    from ingestion.jobs import run_job
+    from ingestion.settings import settings
+
+    conf = settings()
+    generate(GenerateOptions(out=conf.landing, scale=0.01, change_batches=1))
+    return run_job("daily", conf, log=lambda _: None, spark=spark)
+
+
+SCREENSHOTS = REPO / ".lakehouse" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    # This machine's network is closed: without these Chromium keeps dialling out.
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium driven by Playwright (no browser download)."""
+    from playwright.sync_api import sync_playwright
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
 
 
 MOTO_SERVER = Path(sys.executable).parent / "moto_server"

@@ -1,0 +1,1 @@
+"""The TICKIT dashboard: a Streamlit app over the dbt marts, read through the Thrift server."""

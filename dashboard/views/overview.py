@@ -1,0 +1,19 @@
+"""Landing page: what each page shows and where its data comes from."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.registry import PAGES
+from ingestion.settings import settings
+
+conf = settings()
+st.title("TICKIT dashboard")
+st.markdown(
+    "Charts over the dbt marts in `tickit_marts`, read through the Spark Thrift Server at "
+    f"`{conf.thrift_host}:{conf.thrift_port}`. The marts are rebuilt by the daily job "
+    "(`lakehouse jobs run daily`); query results are cached for a minute."
+)
+for page in PAGES:
+    marts = ", ".join(f"`{name}`" for name in page.marts)
+    st.page_link(f"views/{page.script}", label=f"{page.title} (reads {marts})")

@@ -1,0 +1,147 @@
+"""`lakehouse bench ingest` and `lakehouse bench dbt` at a tiny scale, so they cannot rot.
+
+The full runs (--scale 1 and 10) stay out of the suite; these check that both
+commands run, print and write their figures, that the state check holds, and
+that the peer is either compared or reported unavailable with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from ingestion.bench.memory import PeakSampler
+from ingestion.bench.schemas import spark_json_schema, transform_sql
+from ingestion.bench.verify import against_expected
+from ingestion.config import load_tables
+from ingestion.settings import settings
+
+LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
+TINY = "0.001"
+
+
+def run_bench(*args: str, results: Path) -> tuple[dict, str]:
+    """Run `lakehouse bench ...`; return its results JSON and what it printed."""
+    done = subprocess.run(
+        [LAKEHOUSE, "bench", *args, "--results", str(results)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [path] = results.glob("*.json")
+    assert path.with_suffix(".md").read_text().startswith("### bench")
+    return json.loads(path.read_text()), done.stdout
+
+
+@pytest.fixture(scope="module")
+def ingest_results(local_stack, tmp_path_factory) -> tuple[dict, str]:
+    return run_bench(
+        "ingest",
+        "--scale",
+        TINY,
+        "--change-batches",
+        "1",
+        results=tmp_path_factory.mktemp("bench-ingest"),
+    )
+
+
+def test_bench_ingest_reports_every_figure(ingest_results) -> None:
+    results, printed = ingest_results
+    assert results["events"]["snapshot"] > 0 and results["events"]["changes"] > 0
+    for name in ("ours", "ceiling"):
+        figures = results["contenders"][name]
+        assert figures["status"] == "ran"
+        for phase in ("snapshot", "changes"):
+            assert figures[phase]["seconds"] > 0
+            assert figures[phase]["events_per_second"] > 0
+        assert figures["peak_rss_bytes"] > 100 * 1024**2  # a JVM at least
+        assert results["ratios"]["ours_vs_ceiling"]["snapshot"] > 0
+    assert "ours/ceiling" in printed and "| ours (lakehouse ingest) |" in printed
+    assert "bench ingest done" in printed
+
+
+def test_bench_ingest_checks_the_final_state(ingest_results) -> None:
+    results, _ = ingest_results
+    state = results["state"]
+    assert state["ours_matches_expected"] is True
+    assert all(t["expected"]["differing_keys"] == 0 for t in state["tables"].values())
+    assert state["ceiling_wrote_every_event"] is True
+    assert results["valid"] is True
+
+
+def test_bench_ingest_compares_the_peer_or_says_why_not(ingest_results) -> None:
+    results, printed = ingest_results
+    peer = results["contenders"]["streamer"]
+    if peer["status"] == "ran":
+        assert results["state"]["streamer_matches_ours"] is True
+        assert results["ratios"]["ours_vs_streamer"]["snapshot"] > 0
+    else:
+        assert peer["status"] == "unavailable"
+        assert "hudi-utilities" in peer["reason"]
+        assert results["ratios"]["ours_vs_streamer"]["snapshot"] is None
+        assert "HoodieStreamer unavailable" in results["ratios"]["ours_vs_streamer"]["void"]
+        assert "ours/DeltaStreamer void" in printed
+
+
+def test_the_peers_transform_gives_the_expected_state(ingest_results, spark) -> None:
+    """HoodieStreamer's SQL transform and ordering, run by plain Spark, give the right state.
+
+    What Hudi does with them (keep the highest `_cdc_position` per key) is done
+    here with a window, so the peer's configuration is checked even without its jar.
+    """
+    source = settings().home / "bench" / "ingest" / "source"
+    for table in load_tables(database="bench_bronze").values():
+        files = [str(p) for p in (source / "topics" / table.topic).rglob("*.json")]
+        spark.read.schema(spark_json_schema(table)).json(files).createOrReplaceTempView("src")
+        rows = spark.sql(transform_sql(table).replace("<SRC>", "src"))
+        latest = Window.partitionBy(*table.key).orderBy(F.col("_cdc_position").desc())
+        peer = rows.withColumn("_n", F.row_number().over(latest)).where("_n = 1").drop("_n")
+        expected = source / "_expected" / f"{table.name}.jsonl"
+        assert against_expected(spark, table, peer, expected)["differing_keys"] == 0, table.name
+
+
+def test_bench_dbt_reports_full_and_incremental_builds(local_stack, tmp_path) -> None:
+    # The incremental mart and its parents, without tests (some need the whole project).
+    results, printed = run_bench(
+        "dbt",
+        "--scale",
+        TINY,
+        "--select",
+        "+fct_sales",
+        "--exclude",
+        "resource_type:test resource_type:unit_test",
+        results=tmp_path,
+    )
+    assert results["valid"] is True
+    for build in ("full", "incremental"):
+        figures = results[build]
+        assert figures["returncode"] == 0 and figures["seconds"] > 0
+        assert figures["nodes"] > 0 and set(figures["statuses"]) == {"success"}
+        assert figures["layer_seconds"]["staging"] > 0
+        assert figures["layer_seconds"]["marts"] > 0
+    assert results["incremental_vs_full"] > 0
+    assert results["change_events"] > 0
+    assert "incremental/full" in printed and "bench dbt done" in printed
+
+
+def test_peak_sampler_counts_child_processes() -> None:
+    """The sampled peak includes a child's memory, not only the parent's."""
+    code = "import time; block = bytearray(300 * 1024 * 1024); time.sleep(2)"
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys; subprocess.run([sys.executable, '-c', {code!r}])",
+        ]
+    )
+    with PeakSampler([parent.pid], interval=0.1) as sampler:
+        parent.wait()
+    assert sampler.peak > 300 * 1024**2

@@ -1,0 +1,132 @@
+"""The dashboard in a real browser: every page draws its charts from the marts built by `daily`.
+
+Streamlit is started with `lakehouse dashboard up`'s code on a free port,
+against the session stack's Thrift server; headless Chromium loads each page,
+waits (with a deadline) for its Vega charts, checks they drew data marks and
+that Streamlit shows no exception or error, and saves a screenshot under
+.lakehouse/screenshots (git-ignored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dashboard.registry import PAGES
+from ingestion import dashboard, stack
+from ingestion.settings import PROJECT_DIR, Settings, load_settings
+from tests.conftest import SCREENSHOTS, free_port
+from tests.dashboard.browser import render, screenshot
+
+EXPOSURES = PROJECT_DIR / "models" / "marts" / "_marts__exposures.yml"
+# Per page: how many charts it shows, and the fewest data marks each must draw
+# (areas: one per category; pie: 20 buyers + the rest; bars and dots: one per row).
+EXPECTED = {
+    "revenue_by_category": (1, 2),
+    "top_buyers": (1, 21),
+    "buyer_scatter": (1, 20),
+    "sell_through": (1, 5),
+    "marketing": (2, 5),
+}
+
+
+@contextmanager
+def _serve(conf: Settings) -> Iterator[str]:
+    """Run the dashboard for the duration of a fixture; check it is gone afterwards."""
+    url = dashboard.up(conf, log=lambda _: None)
+    try:
+        yield url
+    finally:
+        dashboard.down(conf, log=lambda _: None)
+        assert stack.running_pid(dashboard.service(conf), conf) is None
+        assert not stack.port_in_use(dashboard.HOST, conf.dashboard_port)
+
+
+@pytest.fixture(scope="module")
+def dashboard_url(daily_job: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The dashboard on a free port, reading the marts through the session stack."""
+    conf = load_settings(
+        {"home": tmp_path_factory.mktemp("dashboard"), "dashboard_port": free_port()}
+    )
+    with _serve(conf) as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield context.new_page()
+    context.close()
+
+
+def test_every_page_is_an_exposure_with_the_marts_it_reads() -> None:
+    exposures = yaml.safe_load(EXPOSURES.read_text())["exposures"]
+    by_path = {exposure["url"].rsplit("/", 1)[1]: exposure for exposure in exposures}
+    assert set(by_path) == {page.url_path for page in PAGES}
+    for page in PAGES:
+        exposure = by_path[page.url_path]
+        assert exposure["url"] == f"http://127.0.0.1:8501/{page.url_path}"
+        assert sorted(exposure["depends_on"]) == sorted(f"ref('{name}')" for name in page.marts)
+    assert set(EXPECTED) == set(by_path)
+
+
+@pytest.mark.parametrize("url_path", list(EXPECTED))
+def test_page_draws_its_charts_with_data(dashboard_url: str, page, url_path: str) -> None:
+    charts, min_marks = EXPECTED[url_path]
+    rendered = render(page, dashboard_url + url_path, charts)
+    screenshot(page, SCREENSHOTS / f"dashboard-{url_path}.png")
+
+    assert rendered.exceptions == []
+    assert rendered.alerts == []
+    assert len(rendered.charts) == charts
+    for chart in rendered.charts:
+        assert chart["marks"] >= min_marks, rendered.charts
+        assert chart["width"] > 200 and chart["height"] > 200, rendered.charts
+
+
+def test_overview_links_every_page(dashboard_url: str, page) -> None:
+    page.goto(dashboard_url, wait_until="domcontentloaded")
+    links = page.locator('[data-testid="stPageLink"] a')
+    links.nth(len(PAGES) - 1).wait_for(timeout=60_000)
+    hrefs = {Path(href).name for href in (link.get_attribute("href") for link in links.all())}
+    assert hrefs == {page.url_path for page in PAGES}
+
+
+def test_unreachable_thrift_server_is_a_message_not_a_stack_trace(browser, tmp_path: Path) -> None:
+    conf = load_settings(
+        {"home": tmp_path, "dashboard_port": free_port(), "thrift_port": free_port()}
+    )
+    context = browser.new_context()
+    try:
+        with _serve(conf) as url:
+            rendered = render(context.new_page(), url + "top_buyers", 1)
+            assert rendered.exceptions == []
+            assert rendered.charts == []
+            assert len(rendered.alerts) == 1
+            assert f"{conf.thrift_host}:{conf.thrift_port} is not reachable" in rendered.alerts[0]
+            assert "lakehouse stack up" in rendered.alerts[0]
+    finally:
+        context.close()
+
+
+def test_a_missing_mart_is_a_message_naming_the_job(local_stack: None) -> None:
+    from dashboard.marts import MartsUnavailable, read
+
+    with pytest.raises(MartsUnavailable, match="lakehouse jobs run daily"):
+        read("select * from tickit_marts.no_such_mart")
+
+
+def test_a_widget_reruns_its_chart(dashboard_url: str, page) -> None:
+    render(page, dashboard_url + "top_buyers", 1)
+    page.get_by_text("Include all other buyers").click()
+    # Without "all other buyers" the pie has exactly the 20 top buyers' slices.
+    page.wait_for_function(
+        "() => document.querySelectorAll("
+        "'[data-testid=\"stVegaLiteChart\"] svg g.role-mark > path').length === 20",
+        timeout=60_000,
+    )
+    assert page.locator('[data-testid="stException"]').count() == 0
