@@ -24,8 +24,8 @@ $(PY_STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/pip install --quiet --no-build-isolation -e '.[dev]'
 	@# `dbt` from an activated venv finds the project's profiles and Spark settings.
-	@grep -q 'ingestion.dbt' $(BIN)/activate || \
-		echo 'eval "$$(python -m ingestion.dbt 2>/dev/null)"' >> $(BIN)/activate
+	@grep -q 'lakehouse.dbt_wrapper' $(BIN)/activate || \
+		echo 'eval "$$(python -m lakehouse.dbt_wrapper 2>/dev/null)"' >> $(BIN)/activate
 	touch $@
 
 $(JARS_STAMP): jvm/pom.xml

@@ -26,8 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ingestion.dbt import run_dbt
 from ingestion.settings import PROJECT_DIR, Settings, settings
+from lakehouse.dbt_wrapper import run_dbt
 
 AIRFLOW_BIN = PROJECT_DIR / ".venv-airflow" / "bin"
 # The UI/API port when none is set (8080 is the dbt docs site's).

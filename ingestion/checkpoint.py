@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
-from ingestion.landing import to_hadoop_uri
+from ingestion.sources.landing import to_hadoop_uri
 
 PREFIX = "lakehouse."
 KEY = PREFIX + "checkpoint"

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from ingestion.decode.types import FieldType, UnknownTypeError, parse_config_type
-from ingestion.output import UserError
+from ingestion.errors import UserError
 from ingestion.settings import PROJECT_DIR, settings
 
 TABLES_FILE = PROJECT_DIR / "conf" / "tables.yml"

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ingestion.output import UserError
+from ingestion.errors import UserError
 
 PROJECT_DIR = Path(os.environ.get("LAKEHOUSE_PROJECT_DIR", Path(__file__).resolve().parents[1]))
 SETTINGS_FILE = PROJECT_DIR / "conf" / "lakehouse.yml"

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ingestion.output import UserError
+from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
 
 if TYPE_CHECKING:

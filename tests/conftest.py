@@ -67,8 +67,8 @@ def home() -> Path:
 @pytest.fixture(scope="session")
 def local_stack() -> Iterator[None]:
     """The local stack (catalog + Thrift server), started once and stopped at the end."""
-    from ingestion import stack
     from ingestion.settings import settings
+    from lakehouse import stack
 
     stack.up(log=lambda _: None)
     yield
@@ -94,9 +94,9 @@ def daily_job(spark):
     The marts, the docs site and the dashboards of later tests are this run's
     output on the session stack, as a scheduler would leave them.
     """
-    from ingestion.generate import GenerateOptions, generate
-    from ingestion.jobs import run_job
     from ingestion.settings import settings
+    from lakehouse.cdc.generate import GenerateOptions, generate
+    from lakehouse.scheduler.jobs import run_job
 
     conf = settings()
     generate(GenerateOptions(out=conf.landing, scale=0.01, change_batches=1))

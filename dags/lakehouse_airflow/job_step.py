@@ -20,9 +20,10 @@ import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from ingestion import output
-from ingestion.jobs import JobRunner, get_job
+from ingestion.errors import UserError
 from ingestion.settings import settings
+from lakehouse import output
+from lakehouse.scheduler.jobs import JobRunner, get_job
 
 
 def _names(value: str) -> list[str]:
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     job = get_job(args.job, conf)
     steps = {step.name: step for step in job.steps}
     if args.step not in steps:
-        raise output.UserError(f"job '{job.name}' has no step '{args.step}'; has {list(steps)}")
+        raise UserError(f"job '{job.name}' has no step '{args.step}'; has {list(steps)}")
     step = steps[args.step]
     if args.tables:
         step = replace(step, tables=tuple(args.tables))
@@ -58,6 +59,6 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except output.UserError as error:
+    except UserError as error:
         output.error(str(error))
         sys.exit(2)

@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from ingestion.decode.events import DecodeSpec, classify, decode, read_lines
-from ingestion.landing import to_hadoop_uri
+from ingestion.sources.landing import to_hadoop_uri
 
 
 def decode_file(spark: SparkSession, path: str, limit: int | None = None) -> Iterator[str]:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ingestion.config import load_tables
-from ingestion.jobs import Job, load_jobs
 from ingestion.settings import settings
+from lakehouse.scheduler.jobs import Job, load_jobs
 
 PREFIX = "lakehouse__"
 JOBS = load_jobs()

@@ -16,11 +16,11 @@ import pytest
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from ingestion.bench.memory import PeakSampler
-from ingestion.bench.schemas import spark_json_schema, transform_sql
-from ingestion.bench.verify import against_expected
 from ingestion.config import load_tables
 from ingestion.settings import settings
+from lakehouse.bench.memory import PeakSampler
+from lakehouse.bench.schemas import spark_json_schema, transform_sql
+from lakehouse.bench.verify import against_expected
 
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
 TINY = "0.001"

@@ -17,8 +17,9 @@ import pytest
 import yaml
 
 from dashboard.registry import PAGES
-from ingestion import dashboard, stack
 from ingestion.settings import PROJECT_DIR, Settings, load_settings
+from lakehouse import stack
+from lakehouse.services import dashboard_server
 from tests.conftest import SCREENSHOTS, free_port
 from tests.dashboard.browser import render, screenshot
 
@@ -37,13 +38,13 @@ EXPECTED = {
 @contextmanager
 def _serve(conf: Settings) -> Iterator[str]:
     """Run the dashboard for the duration of a fixture; check it is gone afterwards."""
-    url = dashboard.up(conf, log=lambda _: None)
+    url = dashboard_server.up(conf, log=lambda _: None)
     try:
         yield url
     finally:
-        dashboard.down(conf, log=lambda _: None)
-        assert stack.running_pid(dashboard.service(conf), conf) is None
-        assert not stack.port_in_use(dashboard.HOST, conf.dashboard_port)
+        dashboard_server.down(conf, log=lambda _: None)
+        assert stack.running_pid(dashboard_server.service(conf), conf) is None
+        assert not stack.port_in_use(dashboard_server.HOST, conf.dashboard_port)
 
 
 @pytest.fixture(scope="module")

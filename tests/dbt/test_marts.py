@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from ingestion import stack
-from ingestion.dbt import run_dbt
-from ingestion.generate import GenerateOptions, generate
 from ingestion.settings import settings
+from lakehouse import stack
+from lakehouse.cdc.generate import GenerateOptions, generate
+from lakehouse.dbt_wrapper import run_dbt
 
 from ..ingestion.bronze import expected, run_ingest, tables_for
 

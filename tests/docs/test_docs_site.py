@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ingestion import docs
 from ingestion.settings import settings
+from lakehouse.services import docs_site
 
 from ..conftest import SCREENSHOTS
 
@@ -31,10 +31,10 @@ GRAPH_NODES = """() => {
 def site(daily_job) -> Iterator[str]:
     """The daily job's docs site, served on 127.0.0.1 and stopped afterwards."""
     conf = settings()
-    address = docs.serve(conf, log=lambda _: None)
+    address = docs_site.serve(conf, log=lambda _: None)
     yield address
-    docs.stop(conf, log=lambda _: None)
-    assert docs.stack.running_pid(docs.service(conf), conf) is None
+    docs_site.stop(conf, log=lambda _: None)
+    assert docs_site.stack.running_pid(docs_site.service(conf), conf) is None
 
 
 def test_docs_serve_binds_loopback_and_serves_the_manifest(site) -> None:

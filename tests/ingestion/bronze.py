@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ingestion import stack
 from ingestion.config import TableConfig, load_tables
-from ingestion.generate import GenerateOptions, generate
-from ingestion.job import TableResult, ingest, table_path
-from ingestion.landing import to_hadoop_uri
+from ingestion.engine import TableResult, ingest, table_path
 from ingestion.settings import Settings, load_settings
+from ingestion.sources.landing import to_hadoop_uri
+from lakehouse import stack
+from lakehouse.cdc.generate import GenerateOptions, generate
 
 TABLES = ("category", "event", "venue", "date", "listing", "sales", "users")
 

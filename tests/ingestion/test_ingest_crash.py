@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ingestion.job import table_path
+from ingestion.engine import table_path
 
 from .bronze import differences, expected, make_landing, run_ingest, settings_for, spark_rows
 from .bronze import tables_for as bronze_tables
@@ -35,7 +35,7 @@ def start_ingest(landing: Path, lake: Path, database: str) -> subprocess.Popen:
         "LAKEHOUSE_LAKE": str(lake),
         "LAKEHOUSE_BRONZE_DATABASE": database,
     }
-    command = [sys.executable, "-m", "ingestion.cli", "ingest", "--tables", "sales"]
+    command = [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", "sales"]
     # Its own process group, so one kill takes the Python driver and its JVM at once.
     return subprocess.Popen(
         command,

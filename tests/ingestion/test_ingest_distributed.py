@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ingestion.generate import GenerateOptions, generate
 from ingestion.settings import load_settings
-from ingestion.stack import spark_home
+from lakehouse.cdc.generate import GenerateOptions, generate
+from lakehouse.stack import spark_home
 from tests.conftest import free_port, wait_until_healthy
 
 from .bronze import differences, expected, make_landing, run_ingest, spark_rows, tables_for
@@ -104,7 +104,7 @@ def test_ingest_on_a_standalone_cluster_gives_the_same_state(
         "LAKEHOUSE_BRONZE_DATABASE": "cluster_bronze",
     }
     result = subprocess.run(
-        [sys.executable, "-m", "ingestion.cli", "ingest", "--tables", "sales,users"],
+        [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", "sales,users"],
         env=env,
         capture_output=True,
         text=True,

@@ -10,9 +10,9 @@ import fastavro
 import pytest
 
 from ingestion.config import load_tables
-from ingestion.generate import GenerateOptions, generate
-from ingestion.job import QUARANTINE, table_path
-from ingestion.landing import to_hadoop_uri
+from ingestion.engine import QUARANTINE, table_path
+from ingestion.sources.landing import to_hadoop_uri
+from lakehouse.cdc.generate import GenerateOptions, generate
 
 from .bronze import (
     differences,

@@ -9,7 +9,7 @@ import pytest
 
 from ingestion.checkpoint import read_checkpoint
 from ingestion.config import TableConfig
-from ingestion.job import TableResult, table_path
+from ingestion.engine import TableResult, table_path
 from ingestion.settings import Settings
 
 from .bronze import (

@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from ingestion import stack
-from ingestion.dbt import run_dbt
 from ingestion.settings import settings
+from lakehouse import stack
+from lakehouse.dbt_wrapper import run_dbt
 
 WRITER = textwrap.dedent(
     """

@@ -8,8 +8,8 @@ import pytest
 
 from ingestion.config import ConfigError, load_tables
 from ingestion.decode.types import FieldType, from_connect, incompatibility, parse_config_type
-from ingestion.landing import LandingFile, advance, new_files, parse_file_name
 from ingestion.ordering import connector_of, position_key
+from ingestion.sources.landing import LandingFile, advance, new_files, parse_file_name
 
 
 def test_positions_sort_in_commit_order_for_every_connector() -> None:

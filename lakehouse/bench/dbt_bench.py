@@ -1,0 +1,227 @@
+"""`lakehouse bench dbt`: a full `dbt build`, then the incremental one after a 1% change batch.
+
+The run uses its own bronze database and dbt schema (`bench_dbt_*`), so it
+never touches the main job's or the tests' marts. Bronze is filled by our
+ingestion (not timed here: `bench ingest` measures it). Per-layer seconds are
+the sums of dbt's own `execution_time` per model folder (and for tests), from
+run_results.json; with several threads they add up to more than the wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ingestion.settings import PROJECT_DIR, Settings, settings
+from lakehouse.bench import report
+from lakehouse.bench.contenders import fresh, process_env, python_module, thrift_running
+from lakehouse.bench.measure import run_measured
+from lakehouse.bench.staging import Landing, generate_landing, open_landing, stage
+from lakehouse.dbt_wrapper import dbt_env, dbt_executable
+from lakehouse.output import console
+
+DATABASE = "bench_dbt_bronze"
+DBT_SCHEMA = "bench_dbt"  # models land in bench_dbt_staging, bench_dbt_intermediate, ...
+LAYERS = ("staging", "intermediate", "marts", "tests")
+INCREMENTAL_GOAL = 0.25  # the incremental build should take at most a quarter of a full one
+
+
+def layer_of(node: dict[str, Any]) -> str:
+    """staging / intermediate / marts for models (their folder), tests, or the resource type."""
+    kind = node.get("resource_type", "")
+    if kind == "model":
+        fqn = node.get("fqn", [])
+        return fqn[1] if len(fqn) > 2 else "models"
+    if kind == "test":
+        return "tests"
+    return kind.replace("_", " ")
+
+
+def summarise_run(target: Path) -> dict[str, Any]:
+    """Per-layer seconds and node statuses from dbt's run_results.json and manifest.json."""
+    run_results = json.loads((target / "run_results.json").read_text())
+    nodes = json.loads((target / "manifest.json").read_text())
+    known = {**nodes.get("nodes", {}), **nodes.get("unit_tests", {})}
+    layers: dict[str, float] = defaultdict(float)
+    statuses: Counter[str] = Counter()
+    for result in run_results["results"]:
+        layers[layer_of(known.get(result["unique_id"], {}))] += result["execution_time"]
+        statuses[result["status"]] += 1
+    return {
+        "dbt_elapsed_seconds": round(run_results.get("elapsed_time", 0.0), 2),
+        "nodes": sum(statuses.values()),
+        "statuses": dict(statuses),
+        "layer_seconds": {name: round(seconds, 2) for name, seconds in sorted(layers.items())},
+    }
+
+
+def _env(conf: Settings, target: Path) -> dict[str, str]:
+    env = dbt_env(conf)
+    env.update(
+        {
+            "DBT_TARGET_PATH": str(target),
+            "DBT_SCHEMA": DBT_SCHEMA,
+            "LAKEHOUSE_BRONZE_DATABASE": DATABASE,
+        }
+    )
+    return env
+
+
+def build(
+    conf: Settings, args: list[str], work: Path, name: str, thrift_pid: int
+) -> dict[str, Any]:
+    """One measured `dbt build`; memory is dbt's process tree plus the Thrift server."""
+    target = fresh(work / f"target-{name}")
+    run = run_measured(
+        [dbt_executable(), "build", *args],
+        _env(conf, target),
+        work / "logs" / f"dbt-{name}.log",
+        cwd=PROJECT_DIR,
+        also_sample=[thrift_pid] if thrift_pid else [],
+        check=False,
+    )
+    found = summarise_run(target) if (target / "run_results.json").exists() else {}
+    return {
+        "seconds": run.seconds,
+        "peak_rss_bytes": run.peak_rss_bytes,
+        "returncode": run.returncode,
+        "log": run.log,
+        **found,
+    }
+
+
+def ingest(landing: Landing, batch: int, work: Path) -> dict[str, Any]:
+    """Our ingestion of one batch into the benchmark's bronze database (setup, not the figure)."""
+    stage(landing, batch, work / "landing")
+    command = python_module(
+        "lakehouse.bench.ours",
+        "--landing",
+        str(work / "landing"),
+        "--lake",
+        str(work / "lake"),
+        "--database",
+        DATABASE,
+    )
+    run = run_measured(command, process_env(), work / "logs" / f"ingest-{batch}.log")
+    return {"seconds": run.seconds, "events": landing.events(batch)}
+
+
+def markdown(results: dict[str, Any]) -> str:
+    rows = []
+    for name in ("full", "incremental"):
+        b = results[name]
+        layers = b.get("layer_seconds", {})
+        rows.append(
+            [
+                name,
+                report.number(b["seconds"], 1),
+                str(b.get("nodes", "-")),
+                *(report.number(layers.get(layer), 1) for layer in LAYERS),
+                report.gib(b["peak_rss_bytes"]),
+                "ok" if b["returncode"] == 0 else f"exit {b['returncode']}",
+            ]
+        )
+    table = report.markdown_table(
+        [
+            "dbt build",
+            "wall s",
+            "nodes",
+            *(f"{layer} s" for layer in LAYERS),
+            "peak RSS (dbt + Thrift server)",
+            "status",
+        ],
+        rows,
+    )
+    select = "".join(
+        f" --{name} {results[name]}" for name in ("select", "exclude") if results[name]
+    )
+    return "\n".join(
+        [
+            f"### bench dbt --scale {results['scale']}{select}",
+            "",
+            f"{results['rows']:,} snapshot rows in bronze, then one change batch of "
+            f"{results['change_events']:,} events (1% of rows); per-layer seconds are sums of "
+            "dbt's execution_time per node (2 threads).",
+            "",
+            table,
+            "",
+            f"- incremental/full: {report.ratio(results['incremental_vs_full'])} "
+            f"(goal: at most {INCREMENTAL_GOAL:.2f}x: "
+            f"{'met' if results['goals']['incremental_at_most_a_quarter'] else 'NOT met'})",
+            *([] if results["valid"] else ["- **a dbt build failed: figures void** (see its log)"]),
+        ]
+    )
+
+
+def _landing(work: Path, scale: float, log: Callable[[str], None]) -> Landing:
+    source = work / "source"
+    manifest = source / "_manifest.json"
+    if manifest.exists() and json.loads(manifest.read_text())["options"]["scale"] == scale:
+        log(f"reusing the CDC generated earlier in {source}")
+        return open_landing(source)
+    log(f"generating TICKIT CDC, scale {scale}, one change batch of 1% -> {source}")
+    return generate_landing(source, scale, 1, progress=True)
+
+
+def run_dbt_bench(
+    scale: float,
+    select: str | None = None,
+    exclude: str | None = None,
+    results_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Ingest the snapshot, full build, ingest 1% changes, incremental build; report."""
+    started = time.monotonic()
+    conf = settings()
+    work = conf.home / "bench" / "dbt"
+    landing = _landing(work, scale, log)
+    for folder in ("landing", "lake", "logs"):
+        fresh(work / folder)
+    selection = [
+        *(["--select", select] if select else []),
+        *(["--exclude", exclude] if exclude else []),
+    ]
+    with thrift_running(conf, log) as thrift_pid:
+        log(f"1/4 ingest the snapshot ({landing.events(0):,} events) into {DATABASE}")
+        setup = [ingest(landing, 0, work)]
+        log("2/4 full dbt build (--full-refresh)")
+        full = build(conf, ["--full-refresh", *selection], work, "full", thrift_pid)
+        log(f"  full build: {full['seconds']:.1f} s, {full.get('nodes', 0)} nodes")
+        log(f"3/4 ingest one change batch ({landing.events(1):,} events)")
+        setup.append(ingest(landing, 1, work))
+        log("4/4 incremental dbt build")
+        incremental = build(conf, selection, work, "incremental", thrift_pid)
+        log(f"  incremental build: {incremental['seconds']:.1f} s")
+    valid = full["returncode"] == 0 and incremental["returncode"] == 0
+    # A failed build's seconds say nothing about a successful one: no ratio then.
+    ratio = round(incremental["seconds"] / full["seconds"], 3) if valid else None
+    results: dict[str, Any] = {
+        "benchmark": "dbt",
+        "scale": scale,
+        "select": select or "",
+        "exclude": exclude or "",
+        "rows": landing.events(0),
+        "change_events": landing.events(1),
+        "machine": report.machine(),
+        "setup_ingest": setup,
+        "full": full,
+        "incremental": incremental,
+        "incremental_vs_full": ratio,
+        "goals": {"incremental_at_most_a_quarter": ratio is not None and ratio <= INCREMENTAL_GOAL},
+        "valid": valid,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    text = markdown(results)
+    path = report.write(f"dbt-scale{scale:g}", results, text, results_dir)
+    results["results_file"] = str(path)
+    console.print(text, markup=False, soft_wrap=True)
+    log(
+        f"bench dbt done in {results['seconds']:.0f}s: full {full['seconds']:.1f}s, incremental "
+        f"{incremental['seconds']:.1f}s, ratio {report.ratio(ratio)}"
+        f"{'' if results['valid'] else ' (a dbt build failed: see its log)'}; {path}"
+    )
+    return results

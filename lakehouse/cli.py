@@ -1,0 +1,260 @@
+"""The `lakehouse` command: argument parsing and output only; the work is in the modules."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from ingestion.errors import UserError
+from lakehouse import output
+
+
+def _stack(args: argparse.Namespace) -> int:
+    from lakehouse import stack
+
+    if args.action == "up":
+        stack.up(log=output.say)
+        return 0
+    if args.action == "down":
+        stack.down(log=output.say)
+        return 0
+    if args.action == "status":
+        return 0 if stack.status(log=output.say) else 1
+    output.say(stack.logs(name=args.service, lines=args.lines))
+    return 0
+
+
+def _stack_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("stack", help="the local Thrift server and catalog")
+    parser.add_argument("action", choices=["up", "down", "status", "logs"])
+    parser.add_argument("--service", choices=["catalog", "thrift"], help="logs of one service")
+    parser.add_argument("-n", "--lines", type=int, default=50, help="log lines to show")
+    parser.set_defaults(handler=_stack)
+
+
+def _cdc_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("cdc", help="Debezium change data: generate, decode")
+    cdc = parser.add_subparsers(dest="cdc_command", required=True)
+    from lakehouse.cdc.generate import command as generate
+
+    generate_parser = cdc.add_parser("generate", help="write TICKIT CDC into a landing zone")
+    generate.add_arguments(generate_parser)
+    generate_parser.set_defaults(handler=generate.run)
+
+    decode_parser = cdc.add_parser(
+        "decode", help="print one landing file's events as JSON lines (any format, no config)"
+    )
+    decode_parser.add_argument("file", help="a landing file: local path or s3:// URI")
+    decode_parser.add_argument("--limit", type=int, help="print at most this many events")
+    decode_parser.set_defaults(handler=_decode)
+
+
+def _decode(args: argparse.Namespace) -> int:
+    from ingestion.decode.single_file import decode_file
+    from ingestion.spark import build_session
+
+    spark = build_session("lakehouse-cdc-decode")
+    for line in decode_file(spark, args.file, args.limit):
+        print(line)
+    return 0
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from lakehouse import ingest_command
+
+    return ingest_command.run_ingest(
+        tables=args.tables.split(",") if args.tables else None,
+        landing=args.landing,
+        lake=args.lake,
+        continuous=args.continuous,
+        interval=args.interval,
+        max_runs=args.max_runs,
+        log=output.say,
+    )
+
+
+def _ingest_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "ingest", help="apply new landing files to the Hudi bronze tables, exactly once"
+    )
+    parser.add_argument("--tables", help="comma-separated bronze tables (default: all)")
+    parser.add_argument("--landing", help="landing zone URI (default: from conf/lakehouse.yml)")
+    parser.add_argument("--lake", help="lake URI (default: from conf/lakehouse.yml)")
+    parser.add_argument("--continuous", action="store_true", help="keep polling for new files")
+    parser.add_argument("--interval", type=float, default=60.0, help="seconds between polls")
+    parser.add_argument("--max-runs", type=int, help="stop after this many polls (continuous)")
+    parser.set_defaults(handler=_ingest)
+
+
+def _dbt(args: argparse.Namespace) -> int:
+    from lakehouse.dbt_wrapper import run_dbt
+
+    dbt_args = [arg for arg in args.dbt_args if arg != "--"]
+    return run_dbt(dbt_args, target=args.target).returncode
+
+
+def _dbt_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "dbt", help="run dbt with the project's profiles and Spark settings: lakehouse dbt -- build"
+    )
+    parser.add_argument("--target", help="dbt target (default: local)")
+    parser.add_argument("dbt_args", nargs=argparse.REMAINDER, help="arguments for dbt")
+    parser.set_defaults(handler=_dbt)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lakehouse import main_job
+
+    return main_job.run_main_job(scale=args.scale, log=output.say)
+
+
+def _run_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "run", help="the main job: generate CDC, ingest, dbt build, dbt docs generate"
+    )
+    parser.add_argument("--scale", type=float, default=0.01, help="TICKIT scale (1 = ~425K rows)")
+    parser.set_defaults(handler=_run)
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    from lakehouse.scheduler import jobs
+
+    if args.action == "list":
+        for job in jobs.load_jobs().values():
+            steps = " -> ".join(step.name for step in job.steps)
+            output.say(f"{job.name:8} {job.schedule:12} {steps}  ({job.description})")
+        return 0
+    if not args.name:
+        raise UserError("which job? `lakehouse jobs run NAME` (see `lakehouse jobs list`)")
+    try:
+        record = jobs.run_job(args.name, log=output.say)
+    except jobs.JobLockedError as error:
+        output.error(str(error))
+        return jobs.EXIT_LOCKED
+    return 0 if record.status == "success" else jobs.EXIT_FAILED
+
+
+def _jobs_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "jobs", help="scheduled jobs from conf/jobs.yml: lakehouse jobs run daily"
+    )
+    parser.add_argument("action", choices=["list", "run"])
+    parser.add_argument("name", nargs="?", help="the job to run")
+    parser.set_defaults(handler=_jobs)
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from lakehouse.services import docs_site
+
+    if args.action == "build":
+        docs_site.build()
+        output.say(f"docs site built in {docs_site.settings().dbt_target_path}")
+    elif args.action == "serve":
+        docs_site.serve(log=output.say)
+    else:
+        docs_site.stop(log=output.say)
+    return 0
+
+
+def _docs_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "docs", help="the dbt documentation site: build, serve (127.0.0.1), stop"
+    )
+    parser.add_argument("action", choices=["build", "serve", "stop"])
+    parser.set_defaults(handler=_docs)
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    from lakehouse.services import dashboard_server
+
+    if args.action == "up":
+        dashboard_server.up(log=output.say)
+        return 0
+    if args.action == "down":
+        dashboard_server.down(log=output.say)
+        return 0
+    return 0 if dashboard_server.status(log=output.say) else 1
+
+
+def _dashboard_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "dashboard", help="the Streamlit dashboard over the marts (127.0.0.1): up, down, status"
+    )
+    parser.add_argument("action", choices=["up", "down", "status"])
+    parser.set_defaults(handler=_dashboard)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    if args.bench_command == "ingest":
+        from lakehouse.bench.ingest_bench import run_ingest_bench
+
+        results = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
+    else:
+        from lakehouse.bench.dbt_bench import run_dbt_bench
+
+        results = run_dbt_bench(args.scale, args.select, args.exclude, args.results, output.say)
+    return 0 if results["valid"] else 1
+
+
+def _bench_parser(commands: argparse._SubParsersAction) -> None:
+    from pathlib import Path
+
+    parser = commands.add_parser(
+        "bench", help="benchmarks: ingest (ours vs HoodieStreamer vs plain Spark), dbt"
+    )
+    bench = parser.add_subparsers(dest="bench_command", required=True)
+    ingest = bench.add_parser("ingest", help="ingestion speed and memory, side by side")
+    ingest.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
+    ingest.add_argument(
+        "--change-batches", type=int, default=5, help="change batches after the snapshot"
+    )
+    dbt = bench.add_parser("dbt", help="full vs incremental dbt build after a 1%% change batch")
+    dbt.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
+    dbt.add_argument("--select", help="dbt node selection (default: the whole project)")
+    dbt.add_argument("--exclude", help="dbt nodes to leave out, e.g. 'resource_type:test'")
+    for sub in (ingest, dbt):
+        sub.add_argument(
+            "--results", type=Path, help="results folder (default: .lakehouse/bench-results)"
+        )
+        sub.set_defaults(handler=_bench)
+
+
+PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _run_parser,
+    _stack_parser,
+    _cdc_parser,
+    _ingest_parser,
+    _dbt_parser,
+    _jobs_parser,
+    _docs_parser,
+    _dashboard_parser,
+    _bench_parser,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add in PARSERS:
+        add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args) or 0)
+    except UserError as error:
+        output.error(str(error))
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

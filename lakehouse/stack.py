@@ -1,0 +1,348 @@
+"""The local stack: the catalog's database and the Spark Thrift Server.
+
+`up` starts what is not running yet and waits on a real health query; `down`
+stops exactly the processes `up` started, found by their pid files. Both bind
+to loopback only.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyspark
+
+from ingestion.errors import UserError
+from ingestion.settings import Settings, settings
+from ingestion.spark import spark_conf
+
+# Where the project's own web servers (docs, dashboard) listen, whatever the Thrift host.
+LOOPBACK = "127.0.0.1"
+THRIFT_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+DERBY_CLASS = "org.apache.derby.drda.NetworkServerControl"
+
+
+# PyHive cannot fetch the empty result sets of these statements.
+NO_RESULT_STATEMENTS = ("create", "drop", "insert", "alter", "set", "use", "delete", "merge")
+
+
+class StackError(UserError):
+    """The stack cannot start or is unhealthy; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Service:
+    """One process of the stack: how to start it and how to know it is healthy."""
+
+    name: str
+    marker: str  # a string in the process's command line, to never signal a stranger
+    port: int
+    command: list[str]
+    health: Callable[[], None]
+    port_setting: str  # the setting to change when the port is taken
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment
+
+    def pid_file(self, conf: Settings) -> Path:
+        return conf.run_dir / f"{self.name}.pid"
+
+    def log_file(self, conf: Settings) -> Path:
+        return conf.run_dir / f"{self.name}.log"
+
+
+def spark_home() -> Path:
+    """The Spark distribution inside the pyspark wheel (bin/, jars/)."""
+    return Path(pyspark.__file__).parent
+
+
+def _derby_command(conf: Settings) -> list[str]:
+    classpath = os.pathsep.join(
+        [str(spark_home() / "jars" / "derby-10.14.2.0.jar")]
+        + [str(jar) for jar in sorted(conf.jars_dir.glob("derby*.jar"))]
+    )
+    return [
+        "java",
+        "-Xmx512m",
+        f"-Dderby.system.home={conf.metastore_dir}",
+        "-cp",
+        classpath,
+        DERBY_CLASS,
+        "start",
+        "-h",
+        conf.thrift_host,
+        "-p",
+        str(conf.metastore_port),
+        "-noSecurityManager",
+    ]
+
+
+def _thrift_command(conf: Settings) -> list[str]:
+    values = spark_conf(conf)
+    command = [
+        str(spark_home() / "bin" / "spark-submit"),
+        "--class",
+        THRIFT_CLASS,
+        "--name",
+        "lakehouse-thrift-server",
+        "--driver-memory",
+        conf.thrift_driver_memory,
+    ]
+    for key, value in values.items():
+        if key != "spark.driver.memory":
+            command += ["--conf", f"{key}={value}"]
+    command += [
+        "--hiveconf",
+        f"hive.server2.thrift.bind.host={conf.thrift_host}",
+        "--hiveconf",
+        f"hive.server2.thrift.port={conf.thrift_port}",
+        "--hiveconf",
+        "hive.server2.transport.mode=binary",
+        "--hiveconf",
+        "hive.server2.authentication=NONE",
+    ]
+    # spark-submit wants a primary resource; the Thrift server's class is in the wheel's jars.
+    command.append("spark-internal")
+    return command
+
+
+def _tcp_health(host: str, port: int) -> Callable[[], None]:
+    def check() -> None:
+        with socket.create_connection((host, port), timeout=2):
+            pass
+
+    return check
+
+
+def query(sql: str, conf: Settings | None = None, timeout: int = 60) -> list[tuple]:
+    """Run one statement through the Thrift server over PyHive and fetch the rows."""
+    from pyhive import hive
+
+    conf = conf or settings()
+    connection = hive.connect(
+        host=conf.thrift_host, port=conf.thrift_port, username=os.environ.get("USER", "lakehouse")
+    )
+    try:
+        cursor = connection.cursor()
+        cursor.execute(sql)
+        if not cursor.description or sql.lstrip().lower().startswith(NO_RESULT_STATEMENTS):
+            return []
+        return cursor.fetchall()
+    finally:
+        connection.close()
+
+
+def services(conf: Settings) -> list[Service]:
+    """The stack's processes, in start order."""
+    started: list[Service] = []
+    if conf.local_metastore:
+        started.append(
+            Service(
+                name="catalog",
+                marker=DERBY_CLASS,
+                port=conf.metastore_port,
+                command=_derby_command(conf),
+                health=_tcp_health(conf.thrift_host, conf.metastore_port),
+                port_setting="LAKEHOUSE_METASTORE_PORT",
+            )
+        )
+    started.append(
+        Service(
+            name="thrift",
+            marker=THRIFT_CLASS,
+            port=conf.thrift_port,
+            command=_thrift_command(conf),
+            health=lambda: _thrift_health(conf),
+            port_setting="LAKEHOUSE_THRIFT_PORT",
+        )
+    )
+    return started
+
+
+def _thrift_health(conf: Settings) -> None:
+    _tcp_health(conf.thrift_host, conf.thrift_port)()  # fail fast before PyHive's retries
+    rows = query("select 1", conf)
+    if rows != [(1,)]:
+        raise StackError(f"health query returned {rows!r}")
+
+
+def running_pid(service: Service, conf: Settings) -> int | None:
+    """The pid from the pid file if that process is alive and is ours (its command line)."""
+    pid_file = service.pid_file(conf)
+    if not pid_file.exists():
+        return None
+    try:
+        pid = int(pid_file.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except (ValueError, OSError):
+        return None
+    return pid if service.marker in cmdline else None
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def wait_healthy(
+    service: Service, conf: Settings, pid: int, deadline: float, log: Callable[[str], None]
+) -> None:
+    """Poll the health check until it passes, the process dies, or the deadline passes."""
+    last_error: Exception | None = None
+    next_report = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if _is_zombie(pid):
+            raise StackError(
+                f"{service.name} exited during start-up; see {service.log_file(conf)}:\n"
+                + tail(service.log_file(conf), 20)
+            )
+        try:
+            service.health()
+            return
+        except Exception as error:  # any failure means "not yet"
+            last_error = error
+        if time.monotonic() >= next_report:
+            log(f"  waiting for {service.name} on port {service.port} ...")
+            next_report = time.monotonic() + 15
+        time.sleep(0.5)
+    raise StackError(
+        f"{service.name} not healthy after {conf.start_timeout}s ({last_error}); "
+        f"see {service.log_file(conf)}"
+    )
+
+
+def start(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
+    """Start one service unless it already runs; return its pid."""
+    pid = running_pid(service, conf)
+    if pid is not None:
+        log(f"{service.name}: already running (pid {pid})")
+        return pid
+    if port_in_use(conf.thrift_host, service.port):
+        raise StackError(
+            f"{service.name}: port {service.port} on {conf.thrift_host} is already in use by "
+            f"another process; stop it or choose another port ({service.port_setting})"
+        )
+    conf.run_dir.mkdir(parents=True, exist_ok=True)
+    conf.metastore_dir.mkdir(parents=True, exist_ok=True)
+    with service.log_file(conf).open("ab") as log_file:
+        process = subprocess.Popen(
+            service.command,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=conf.run_dir,
+            start_new_session=True,
+            env={
+                **os.environ,
+                "SPARK_HOME": str(spark_home()),
+                "PYSPARK_PYTHON": sys.executable,
+                **service.env,
+            },
+        )
+    service.pid_file(conf).write_text(str(process.pid))
+    log(f"{service.name}: starting (pid {process.pid}), log {service.log_file(conf)}")
+    return process.pid
+
+
+def start_healthy(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
+    """Start one service and wait for its health check; stop it again if it never gets there."""
+    pid = start(service, conf, log)
+    try:
+        wait_healthy(service, conf, pid, time.monotonic() + conf.start_timeout, log)
+    except StackError:
+        stop(service, conf, timeout=10)
+        raise
+    return pid
+
+
+def up(conf: Settings | None = None, log: Callable[[str], None] = print) -> None:
+    """Start the catalog and the Thrift server, then wait until each answers its health check."""
+    conf = conf or settings()
+    deadline = time.monotonic() + conf.start_timeout
+    for service in services(conf):
+        pid = start(service, conf, log)
+        wait_healthy(service, conf, pid, deadline, log)
+        log(f"{service.name}: healthy on {conf.thrift_host}:{service.port}")
+
+
+def stop(service: Service, conf: Settings, timeout: float = 60) -> bool:
+    """Stop one service by its pid (TERM, then KILL after the timeout); True if it ran."""
+    pid = running_pid(service, conf)
+    service.pid_file(conf).unlink(missing_ok=True)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists() or _is_zombie(pid):
+            return True
+        time.sleep(0.2)
+    os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def _is_zombie(pid: int) -> bool:
+    """True when the process is gone or a zombie, i.e. it has exited."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except OSError:
+        return True
+
+
+def down(conf: Settings | None = None, log: Callable[[str], None] = print) -> None:
+    """Stop what `up` started, Thrift server first so it never loses its catalog mid-query."""
+    conf = conf or settings()
+    for service in reversed(services(conf)):
+        stopped = stop(service, conf)
+        log(f"{service.name}: {'stopped' if stopped else 'not running'}")
+
+
+def status(conf: Settings | None = None, log: Callable[[str], None] = print) -> bool:
+    """Report each service and run the health query; True only if all are healthy."""
+    conf = conf or settings()
+    healthy = True
+    for service in services(conf):
+        pid = running_pid(service, conf)
+        if pid is None:
+            log(f"{service.name}: down")
+            healthy = False
+            continue
+        try:
+            service.health()
+            log(f"{service.name}: up (pid {pid}) on {conf.thrift_host}:{service.port}")
+        except Exception as error:
+            log(f"{service.name}: running (pid {pid}) but unhealthy: {error}")
+            healthy = False
+    return healthy
+
+
+def tail(path: Path, lines: int) -> str:
+    """The last lines of a log file (empty if there is none yet)."""
+    if not path.exists():
+        return ""
+    with path.open("rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - 256 * 1024))
+        text = handle.read().decode(errors="replace")
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def logs(conf: Settings | None = None, name: str | None = None, lines: int = 50) -> str:
+    """The tail of each service's log, for `lakehouse stack logs`."""
+    conf = conf or settings()
+    parts = []
+    for service in services(conf):
+        if name in (None, service.name):
+            parts.append(f"==> {service.log_file(conf)} <==\n{tail(service.log_file(conf), lines)}")
+    return "\n".join(parts)
