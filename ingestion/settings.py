@@ -35,6 +35,8 @@ class Settings:
     lake: str
     bronze_database: str
     spark_master: str
+    bind_host: str
+    hudi_conf_dir: Path
     driver_memory: str
     executor_memory: str
     shuffle_partitions: int

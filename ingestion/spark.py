@@ -90,6 +90,10 @@ def spark_conf(conf: Settings | None = None) -> dict[str, str]:
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.ui.showConsoleProgress": "false",
+        # RPC and block manager on the configured address only (loopback by
+        # default); the web UI follows SPARK_LOCAL_IP (`spark_env`).
+        "spark.driver.bindAddress": conf.bind_host,
+        "spark.driver.host": conf.bind_host,
         # Python workers run this interpreter, which has the project's packages;
         # a cluster overrides it through spark_conf.
         "spark.pyspark.python": sys.executable,
@@ -106,6 +110,16 @@ def spark_conf(conf: Settings | None = None) -> dict[str, str]:
     )
     values.update(conf.spark_conf)
     return values
+
+
+def spark_env(conf: Settings | None = None) -> dict[str, str]:
+    """Environment of every Spark JVM of the project.
+
+    Spark's web UI binds SPARK_LOCAL_IP (else every interface), and Hudi reads
+    its global defaults (conf/hudi-defaults.conf) from HUDI_CONF_DIR.
+    """
+    conf = conf or settings()
+    return {"SPARK_LOCAL_IP": conf.bind_host, "HUDI_CONF_DIR": str(conf.hudi_conf_dir)}
 
 
 def s3_conf() -> dict[str, str]:
@@ -139,6 +153,8 @@ def build_session(app_name: str, conf: Settings | None = None) -> SparkSession:
     values = spark_conf(conf)
     # pyspark starts Python workers from this variable, not from spark.pyspark.python.
     os.environ.setdefault("PYSPARK_PYTHON", values["spark.pyspark.python"])
+    # The JVM that pyspark launches inherits this process's environment.
+    os.environ.update(spark_env(conf))
     builder = SparkSession.builder.appName(app_name).enableHiveSupport()
     for key, value in values.items():
         builder = builder.config(key, value)

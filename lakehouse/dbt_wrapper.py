@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ingestion.settings import PROJECT_DIR, Settings, settings
-from ingestion.spark import spark_conf
+from ingestion.spark import spark_conf, spark_env
 
 PROFILES_DIR = PROJECT_DIR / "profiles"
 
@@ -36,6 +36,7 @@ def dbt_env(conf: Settings | None = None, target: str | None = None) -> dict[str
     env["LAKEHOUSE_THRIFT_HOST"] = conf.thrift_host
     env["LAKEHOUSE_THRIFT_PORT"] = str(conf.thrift_port)
     env["PYSPARK_SUBMIT_ARGS"] = pyspark_submit_args(conf)
+    env.update(spark_env(conf))  # the `session` target's Spark driver binds loopback too
     env.setdefault("DBT_TARGET_PATH", str(conf.dbt_target_path))
     if target:
         env["DBT_TARGET"] = target
@@ -64,3 +65,5 @@ if __name__ == "__main__":
     # `python -m lakehouse.dbt_wrapper` prints the exports, for the venv's activate script.
     print(f"export DBT_PROFILES_DIR={shlex.quote(str(PROFILES_DIR))}")
     print(f"export PYSPARK_SUBMIT_ARGS={shlex.quote(pyspark_submit_args())}")
+    for name, value in spark_env().items():
+        print(f"export {name}={shlex.quote(value)}")

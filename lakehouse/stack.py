@@ -21,7 +21,7 @@ import pyspark
 
 from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
-from ingestion.spark import spark_conf
+from ingestion.spark import spark_conf, spark_env
 
 # Where the project's own web servers (docs, dashboard) listen, whatever the Thrift host.
 LOOPBACK = "127.0.0.1"
@@ -159,6 +159,7 @@ def services(conf: Settings) -> list[Service]:
             command=_thrift_command(conf),
             health=lambda: _thrift_health(conf),
             port_setting="LAKEHOUSE_THRIFT_PORT",
+            env=spark_env(conf),
         )
     )
     return started
