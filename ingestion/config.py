@@ -6,6 +6,7 @@ table and the field at fault, so a typo never becomes a half-written table.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import yaml
 
 from ingestion.decode.types import FieldType, UnknownTypeError, parse_config_type
 from ingestion.errors import UserError
-from ingestion.settings import PROJECT_DIR, settings
+from ingestion.settings import IDENTIFIER, PROJECT_DIR, settings
 
 TABLES_FILE = PROJECT_DIR / "conf" / "tables.yml"
 CONNECTORS = ("postgresql", "mysql", "sqlserver")
@@ -23,6 +24,8 @@ ORDERINGS = ("source_position", "source_ts")
 TABLE_TYPES = ("cow", "mor")
 DELETE_MODES = ("soft", "hard")
 TRUNCATE_MODES = ("delete_all", "ignore")
+# Names that reach SQL and paths: plain identifiers (IDENTIFIER), and Kafka's topic alphabet.
+TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 
 class ConfigError(UserError):
@@ -78,6 +81,12 @@ class _Reader:
             raise self.fail(name, "is required and must be a non-empty string")
         return value
 
+    def identifier(self, name: str, value: str, pattern: re.Pattern[str] = IDENTIFIER) -> str:
+        """A name that reaches SQL or a path: letters, digits and underscores only."""
+        if not pattern.fullmatch(value):
+            raise self.fail(name, f"{value!r} is not a valid name (allowed: {pattern.pattern})")
+        return value
+
     def choice(self, name: str, options: tuple[str, ...], default: str) -> str:
         value = self.text(name, default)
         if value not in options:
@@ -92,7 +101,7 @@ class _Reader:
             raise self.fail(name, "must be a column name or a list of column names")
         if required and not value:
             raise self.fail(name, "needs at least one column")
-        return tuple(value)
+        return tuple(self.identifier(name, column) for column in value)
 
 
 def _source(path: Path, name: str, values: Any) -> Source:
@@ -121,6 +130,7 @@ def _table(
         raise reader.fail("columns", "must map column names to types")
     columns: dict[str, FieldType] = {}
     for column, type_name in raw_columns.items():
+        reader.identifier(f"columns.{column}", str(column))
         try:
             columns[str(column)] = parse_config_type(str(type_name), source.decimal_handling)
         except UnknownTypeError as error:
@@ -133,11 +143,11 @@ def _table(
                 "key" if column in key else "partition_by", f"unknown column '{column}'"
             )
     return TableConfig(
-        name=name,
+        name=reader.identifier("name", name),
         source=source,
-        topic=reader.text("topic"),
+        topic=reader.identifier("topic", reader.text("topic"), TOPIC),
         key=key,
-        database=reader.text("database"),
+        database=reader.identifier("database", reader.text("database")),
         ordering=reader.choice("ordering", ORDERINGS, "source_position"),
         partition_by=partition_by,
         table_type=reader.choice("table_type", TABLE_TYPES, "cow"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
@@ -19,6 +20,8 @@ from ingestion.errors import UserError
 
 PROJECT_DIR = Path(os.environ.get("LAKEHOUSE_PROJECT_DIR", Path(__file__).resolve().parents[1]))
 SETTINGS_FILE = PROJECT_DIR / "conf" / "lakehouse.yml"
+# Databases and schemas reach SQL: plain identifiers only.
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
 class SettingsError(UserError):
@@ -123,6 +126,11 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
             else:
                 raise SettingsError(f"{SETTINGS_FILE}: setting '{spec.name}' is missing")
         values[spec.name] = _coerce(spec.name, value, spec.type)
+    if not IDENTIFIER.fullmatch(values["bronze_database"]):
+        raise SettingsError(
+            f"{SETTINGS_FILE}: setting 'bronze_database' is invalid: "
+            f"{values['bronze_database']!r} is not a plain name (letters, digits, underscores)"
+        )
     values["landing"] = _resolve_path(values["landing"])
     values["lake"] = _resolve_path(values["lake"])
     return Settings(**values)

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import tempfile
+import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from ingestion.errors import UserError
 from lakehouse import output
+
+EXIT_FAILED = 1
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
 
 
 def _stack(args: argparse.Namespace) -> int:
@@ -199,7 +207,6 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _bench_parser(commands: argparse._SubParsersAction) -> None:
-    from pathlib import Path
 
     parser = commands.add_parser(
         "bench", help="benchmarks: ingest (ours vs HoodieStreamer vs plain Spark), dbt"
@@ -237,23 +244,57 @@ PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(
+        "--debug", action="store_true", help="debug logging, and full traces on errors"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for add in PARSERS:
         add(commands)
     return parser
 
 
+def _save_trace(error: BaseException) -> Path:
+    """Keep the full trace of an unexpected failure in a file the one-line message names."""
+    folder = Path(tempfile.gettempdir()) / "lakehouse"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"error-{os.getpid()}.log"
+    path.write_text("".join(traceback.format_exception(error)))
+    return path
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:300] if text else ''}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; errors are one line on stderr (traces only with --debug).
+
+    Exit codes: 0 success, 1 an unexpected failure, 2 a problem the user can
+    fix (settings, table config, stack, paths), 3 records quarantined
+    (`lakehouse ingest`), 4 another job holds the lock (`lakehouse jobs run`).
+    """
     args = build_parser().parse_args(argv)
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
+        level=logging.DEBUG if args.verbose or args.debug else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
         return int(args.handler(args) or 0)
     except UserError as error:
+        if args.debug:
+            raise
         output.error(str(error))
-        return 2
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        output.error("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as error:
+        if args.debug:
+            raise
+        trace = _save_trace(error)
+        output.error(f"{_one_line(error)} (full trace in {trace}; rerun with --debug to print it)")
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ingestion.config import load_tables, select_tables
 from ingestion.engine import TableResult, ingest
+from ingestion.preflight import check_run
 from ingestion.settings import load_settings
 from ingestion.spark import build_session
 from lakehouse.output import console
@@ -48,6 +49,7 @@ def run_ingest(
     overrides = {k: v for k, v in {"landing": landing, "lake": lake}.items() if v}
     conf = load_settings(overrides)
     selected = select_tables(load_tables(), tables)
+    check_run(conf)
     spark = build_session("lakehouse-ingest", conf)
     quarantined = False
     runs = 0

@@ -1,0 +1,99 @@
+"""One-line errors: a broken setup gets the cause and the fix, exit 2, and an untouched lake."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ingestion.config import TABLES_FILE, ConfigError, load_tables
+
+LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
+INJECTIONS = ["x`; drop table sales; --", "a b", "sales'--", "../../etc", "名前"]
+
+
+def _ingest(tmp_path: Path, free_port, *args: str, **env: str) -> subprocess.CompletedProcess:
+    landing = tmp_path / "landing"
+    landing.mkdir(exist_ok=True)
+    environment = {
+        **os.environ,
+        "LAKEHOUSE_LANDING": str(landing),
+        "LAKEHOUSE_LAKE": str(tmp_path / "lake"),
+        # A port nothing listens on, unless a case says otherwise: no stack needed.
+        "LAKEHOUSE_METASTORE_PORT": str(free_port()),
+        **env,
+    }
+    return subprocess.run(
+        [LAKEHOUSE, "ingest", *args], env=environment, capture_output=True, text=True, timeout=120
+    )
+
+
+CASES = {
+    "catalog down": ({}, (), ["catalog", "is not reachable", "lakehouse stack up"]),
+    "landing missing": (
+        {"LAKEHOUSE_LANDING": "/nonexistent/landing"},
+        (),
+        ["/nonexistent/landing does not exist", "lakehouse cdc generate"],
+    ),
+    "lake not a folder": (
+        {"LAKEHOUSE_LAKE": "/etc/hostname/lake"},
+        (),
+        ["/etc/hostname is a file, not a folder", "LAKEHOUSE_LAKE"],
+    ),
+    "unknown table": ({}, ("--tables", "sales,nope"), ["unknown table(s): nope", "known: "]),
+    "database injection": (
+        {"LAKEHOUSE_BRONZE_DATABASE": "x`; drop database y; --"},
+        (),
+        ["bronze_database", "not a plain name"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_broken_setup_is_one_line_with_the_fix(case: str, tmp_path: Path, free_port) -> None:
+    env, args, expected = CASES[case]
+    done = _ingest(tmp_path, free_port, *args, **env)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    for text in expected:
+        assert text in lines[0]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not (tmp_path / "lake").exists()  # nothing written
+
+
+def _config_with(tmp_path: Path, edit) -> Path:
+    document = yaml.safe_load(TABLES_FILE.read_text())
+    edit(document)
+    path = tmp_path / "tables.yml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+EDITS = {
+    "table name": lambda doc, bad: doc["tables"].update({bad: doc["tables"].pop("sales")}),
+    "database": lambda doc, bad: doc["tables"]["sales"].update({"database": bad}),
+    "key": lambda doc, bad: doc["tables"]["sales"].update({"key": [bad]}),
+    "column": lambda doc, bad: doc["tables"]["sales"]["columns"].update({bad: "string"}),
+    "partition": lambda doc, bad: doc["tables"]["sales"].update({"partition_by": [bad]}),
+    "topic": lambda doc, bad: doc["tables"]["sales"].update({"topic": bad}),
+}
+
+
+@pytest.mark.parametrize("field", EDITS)
+@pytest.mark.parametrize("bad", INJECTIONS)
+def test_injection_strings_in_the_table_config_are_config_errors(
+    field: str, bad: str, tmp_path: Path
+) -> None:
+    if field == "topic" and bad == "../../etc":
+        bad = "../etc/passwd"  # dots are legal in topics; a slash is not
+    path = _config_with(tmp_path, lambda doc: EDITS[field](doc, bad))
+    with pytest.raises(ConfigError) as raised:
+        load_tables(path)
+    assert str(path) in str(raised.value)
+    assert repr(bad) in str(raised.value) or bad in str(raised.value)
