@@ -44,6 +44,7 @@ class Settings:
     executor_memory: str
     shuffle_partitions: int
     parallel_tables: int
+    lock_wait_seconds: int
     metastore_uri: str
     metastore_port: int
     thrift_host: str
