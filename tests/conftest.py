@@ -30,6 +30,11 @@ def free_port() -> int:
 
 
 _HOME = Path(tempfile.mkdtemp(prefix="lakehouse-test-"))
+SECRETS = {
+    "AWS_ACCESS_KEY_ID": "AKIALAKEHOUSETESTKEY7",
+    "AWS_SECRET_ACCESS_KEY": "lakehouse/test/secret+Kq8vZ2mN4pR7sT1wX",
+    "DBT_PROD_PASSWORD": "dbt-prod-password-3f9c1e",
+}
 os.environ.update(
     {
         "LAKEHOUSE_HOME": str(_HOME),
@@ -46,8 +51,10 @@ os.environ.update(
         # The S3 tests' local server (started on demand by `s3_endpoint`); set
         # before any JVM starts, as a deployment would, so s3a sees it too.
         "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
+        # Distinctive values, so the secrets test can tell that no output holds them.
+        "AWS_ACCESS_KEY_ID": SECRETS["AWS_ACCESS_KEY_ID"],
+        "AWS_SECRET_ACCESS_KEY": SECRETS["AWS_SECRET_ACCESS_KEY"],
+        "DBT_PROD_PASSWORD": SECRETS["DBT_PROD_PASSWORD"],
         "AWS_DEFAULT_REGION": "us-east-1",
     }
 )
