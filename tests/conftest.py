@@ -149,7 +149,7 @@ def wait_until_healthy(server: subprocess.Popen, url: str, what: str) -> None:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     return
-        except (urllib.error.URLError, ConnectionError):
+        except OSError:  # refused, reset or timed out: not up yet
             pass
         try:
             server.wait(timeout=0.2)

@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 
 from ingestion.settings import load_settings
+from ingestion.spark import spark_env
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.stack import spark_home
 from tests.conftest import free_port, wait_until_healthy
+from tests.platform.sockets import listeners
 
 from .bronze import differences, expected, make_landing, run_ingest, spark_rows, tables_for
 
@@ -43,7 +45,8 @@ def _spark_daemon(args: list[str], log: Path) -> subprocess.Popen:
         [str(spark_home() / "bin" / "spark-class"), *args],
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
-        env={**os.environ, "SPARK_HOME": str(spark_home())},
+        # Their web UIs bind SPARK_LOCAL_IP, like every Spark JVM of the project.
+        env={**os.environ, "SPARK_HOME": str(spark_home()), **spark_env()},
         start_new_session=True,
     )
 
@@ -68,6 +71,8 @@ def standalone_cluster(tmp_path: Path) -> Iterator[tuple[str, int]]:
         wait_until_healthy(master, f"http://127.0.0.1:{ui}/json/", "spark master")
         _wait_for_worker(master, ui)
         yield url, ui
+        exposed = [found for found in listeners([master.pid, worker.pid]) if not found.loopback]
+        assert exposed == []
     finally:
         for process in (worker, master):
             os.killpg(process.pid, signal.SIGTERM)
