@@ -1,18 +1,11 @@
-{#- One row per key soft-deleted in bronze, for every TICKIT table: what the
-    incremental marts delete, and whose deletion commit they must notice. -#}
-{%- set tables = [
-    ('category', 'catid'),
-    ('date', 'dateid'),
-    ('event', 'eventid'),
-    ('listing', 'listid'),
-    ('sales', 'salesid'),
-    ('users', 'userid'),
-    ('venue', 'venueid'),
-] -%}
+{#- One row per key soft-deleted in bronze, for every bronze table of
+    conf/tables.yml: what the incremental marts delete, and whose deletion
+    commit they must notice. -#}
+{%- set record_keys = bronze_record_keys() -%}
 
 with
 
-{% for table_name, key_column in tables %}
+{% for table_name in record_keys %}
 {{ table_name }}_source as (
 
     select * from {{ source('tickit', table_name) }}
@@ -22,7 +15,7 @@ with
 {% endfor -%}
 
 unioned as (
-    {%- for table_name, key_column in tables %}
+    {%- for table_name, key_column in record_keys.items() %}
 
     select
         '{{ table_name }}' as bronze_table,
