@@ -1,4 +1,4 @@
-"""The dbt project agrees with conf/tables.yml: pure Python, no Spark, no dbt run.
+"""The dbt project agrees with its configuration: pure Python, no Spark, no dbt run.
 
 The bronze sources are generated from the table config (`lakehouse dbt-sources`);
 these tests fail when the checked-in file is stale, show that a config change
@@ -85,3 +85,19 @@ def test_the_deleted_records_test_lists_the_configured_tables() -> None:
     bronze_table = next(c for c in deleted["columns"] if c["name"] == "bronze_table")
     accepted = next(t for t in bronze_table["data_tests"] if "accepted_values" in t)
     assert "bronze_record_keys()" in accepted["accepted_values"]["arguments"]["values"]
+
+
+def test_interest_columns_come_from_the_one_interests_list() -> None:
+    """SQL renders the likes_* columns with interest_columns(); every yml lists exactly those."""
+    project = yaml.safe_load((PROJECT_DIR / "dbt_project.yml").read_text())
+    wanted = [f"likes_{interest}" for interest in project["vars"]["interests"]]
+    carrying = []
+    for path in sorted((PROJECT_DIR / "models").rglob("_*__models.yml")):
+        for model in yaml.safe_load(path.read_text()).get("models") or []:
+            likes = [c["name"] for c in model["columns"] if c["name"].startswith("likes_")]
+            if likes:
+                carrying.append(model["name"])
+                assert likes == wanted, (path.name, model["name"])
+    assert len(carrying) == 7, carrying
+    for path in (PROJECT_DIR / "models").rglob("*.sql"):
+        assert "likes_" not in path.read_text(), f"{path}: use interest_columns()"

@@ -22,8 +22,7 @@ unioned as (
         cast({{ key_column }} as bigint) as record_id,
         _cdc_op as change_operation,
         _cdc_source_ts as deleted_at,
-        _cdc_ingested_at as ingested_at,
-        _hoodie_commit_time as bronze_commit_time
+        {{ bronze_lineage_columns(source_updated_at=false) }}
     from {{ table_name }}_source
     where _cdc_is_deleted
     {%- if not loop.last %}
