@@ -68,10 +68,10 @@ def render(text: str, tables: dict[str, TableConfig]) -> str:
     existing = {table["name"]: table for table in source.get("tables") or []}
     generated = []
     for table in tables.values():
-        generated.append(_table(table, existing.get(table.name), anchors, table.key))
+        generated.append(_table(table, table.name, table.key, existing, anchors))
         if table.changelog_name in existing:
-            changelog = existing[table.changelog_name]
-            generated.append(_table(table, changelog, anchors, (CHANGELOG_KEY,)))
+            changelog = (CHANGELOG_KEY,)
+            generated.append(_table(table, table.changelog_name, changelog, existing, anchors))
     source = {**source, "schema": SCHEMA, "tables": generated}
     lines = _block([source], 2, anchors, spaced=False)
     return head + marker + "\n".join(lines) + "\n"
@@ -86,16 +86,20 @@ def _anchors(head: str, values: list[Any]) -> dict[str, Any]:
 
 
 def _ordered(entry: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """The entry with its keys in the file's usual order, so a regeneration reads like the rest."""
     first = {key: entry[key] for key in order if key in entry}
     return {**first, **{key: value for key, value in entry.items() if key not in first}}
 
 
 def _table(
-    table: TableConfig, existing: dict | None, anchors: dict[str, Any], key: tuple[str, ...]
+    table: TableConfig,
+    name: str,
+    key: tuple[str, ...],
+    existing: dict[str, dict],
+    anchors: dict[str, Any],
 ) -> dict[str, Any]:
-    """One source table: the hand-written parts of `existing`, the rest from the config."""
-    name = table.changelog_name if key == (CHANGELOG_KEY,) else table.name
-    entry = dict(existing or {"description": f"Bronze table `{name}`."})
+    """Source table `name` (the table or its changelog): what is written by hand is kept."""
+    entry = dict(existing.get(name) or {"description": f"Bronze table `{name}`."})
     entry["name"] = name
     config = dict(entry.get("config") or {})
     config["meta"] = {
@@ -113,6 +117,7 @@ def _table(
 
 
 def _with_combination_test(tests: list[Any], key: tuple[str, ...]) -> list[Any]:
+    """The table's tests with one that the composite record key is unique."""
     wanted = {"unique_combination_of_columns": {"arguments": {"combination_of_columns": list(key)}}}
     return tests if wanted in tests else [wanted, *tests]
 
@@ -141,6 +146,11 @@ def _columns(
 def _column(
     name: str, data_type: str | None, existing: dict | None, key: tuple[str, ...]
 ) -> dict[str, Any]:
+    """One configured column: its hand-written entry with the config's type and key tests.
+
+    A new column gets an empty description, which the generated file shows
+    plainly and the drift test's description check reports.
+    """
     column = dict(existing or {"name": name, "description": ""})
     if data_type:
         column["data_type"] = data_type
@@ -156,6 +166,7 @@ def _column(
 
 
 def _block(value: Any, indent: int, anchors: dict[str, Any], spaced: bool) -> list[str]:
+    """A mapping or list as block lines; list items equal to an anchor become its alias."""
     pad = " " * indent
     lines: list[str] = []
     if isinstance(value, dict):
@@ -205,6 +216,7 @@ def _flow(item: dict | list) -> str | None:
 
 
 def _scalar(value: Any, flow: bool) -> str:
+    """A scalar, plain when YAML reads it back unchanged, else double-quoted (dbt's Jinja)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
