@@ -17,7 +17,7 @@ class Page:
     url_path: str
     title: str
     script: str  # under dashboard/views/
-    marts: tuple[str, ...]  # dbt models in tickit_marts that the page queries
+    marts: tuple[str, ...]  # dbt models in the marts schema that the page queries
 
 
 PAGES: tuple[Page, ...] = (

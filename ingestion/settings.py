@@ -52,6 +52,8 @@ class Settings:
     thrift_driver_memory: str
     start_timeout: int
     dbt_target_path: Path
+    dbt_schema: str
+    marts_schema: str
     docs_port: int
     dashboard_port: int
     jobs_file: Path

@@ -112,6 +112,31 @@ def _dbt_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_dbt)
 
 
+def _dbt_sources(args: argparse.Namespace) -> int:
+    from lakehouse import dbt_sources
+
+    path = dbt_sources.SOURCES_FILE
+    if dbt_sources.write(path, check=args.check):
+        output.say(f"{path.relative_to(dbt_sources.PROJECT_DIR)} is up to date")
+        return 0
+    if args.check:
+        output.error(f"{path} differs from conf/tables.yml: run `lakehouse dbt-sources`")
+        return 1
+    output.say(f"wrote {path.relative_to(dbt_sources.PROJECT_DIR)} from conf/tables.yml")
+    return 0
+
+
+def _dbt_sources_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "dbt-sources",
+        help="write the dbt sources' tables, keys, columns and types from conf/tables.yml",
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 when the file is stale"
+    )
+    parser.set_defaults(handler=_dbt_sources)
+
+
 def _run(args: argparse.Namespace) -> int:
     from lakehouse import main_job
 
@@ -234,6 +259,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _cdc_parser,
     _ingest_parser,
     _dbt_parser,
+    _dbt_sources_parser,
     _jobs_parser,
     _docs_parser,
     _dashboard_parser,

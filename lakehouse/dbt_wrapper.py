@@ -6,6 +6,7 @@ hand, so `dbt` behaves the same from `make`, `lakehouse dbt`, jobs and tests.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -13,10 +14,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ingestion.config import load_tables
 from ingestion.settings import PROJECT_DIR, Settings, settings
 from ingestion.spark import spark_conf, spark_env
 
 PROFILES_DIR = PROJECT_DIR / "profiles"
+# What dbt reads from conf/tables.yml: each bronze table's record key columns
+# (dbt_project.yml's var `bronze_record_keys`, JSON).
+RECORD_KEYS_VARIABLE = "LAKEHOUSE_BRONZE_RECORD_KEYS"
 
 
 def pyspark_submit_args(conf: Settings | None = None) -> str:
@@ -28,13 +33,33 @@ def pyspark_submit_args(conf: Settings | None = None) -> str:
     return shlex.join([*args, "pyspark-shell"])
 
 
+def dbt_variables(conf: Settings | None = None) -> dict[str, str]:
+    """The settings and table config that profiles.yml and dbt_project.yml read.
+
+    dbt cannot read conf/*.yml itself, so every value it needs comes through
+    these variables, set from the same settings ingestion uses: the two can
+    never disagree on a database or schema name. The settings keep their
+    LAKEHOUSE_<KEY> names, so an override in the shell reaches both alike.
+    """
+    conf = conf or settings()
+    tables = load_tables(database=conf.bronze_database)
+    keys = {name: list(table.key) for name, table in tables.items()}
+    return {
+        "LAKEHOUSE_THRIFT_HOST": conf.thrift_host,
+        "LAKEHOUSE_THRIFT_PORT": str(conf.thrift_port),
+        "LAKEHOUSE_BRONZE_DATABASE": conf.bronze_database,
+        "LAKEHOUSE_DBT_SCHEMA": conf.dbt_schema,
+        "LAKEHOUSE_MARTS_SCHEMA": conf.marts_schema,
+        RECORD_KEYS_VARIABLE: json.dumps(keys, separators=(",", ":")),
+    }
+
+
 def dbt_env(conf: Settings | None = None, target: str | None = None) -> dict[str, str]:
-    """Environment for a dbt process: profiles, thrift port, Spark settings."""
+    """Environment for a dbt process: profiles, the dbt variables, Spark settings."""
     conf = conf or settings()
     env = dict(os.environ)
     env["DBT_PROFILES_DIR"] = str(PROFILES_DIR)
-    env["LAKEHOUSE_THRIFT_HOST"] = conf.thrift_host
-    env["LAKEHOUSE_THRIFT_PORT"] = str(conf.thrift_port)
+    env.update(dbt_variables(conf))
     env["PYSPARK_SUBMIT_ARGS"] = pyspark_submit_args(conf)
     env.update(spark_env(conf))  # the `session` target's Spark driver binds loopback too
     env.setdefault("DBT_TARGET_PATH", str(conf.dbt_target_path))
@@ -61,9 +86,20 @@ def run_dbt(
     )
 
 
+def activate_exports(conf: Settings | None = None) -> str:
+    """Shell exports that make a plain `dbt` behave like `lakehouse dbt` (the venv's activate).
+
+    They are the settings at activation time: after editing conf/*.yml, activate again.
+    """
+    values = {
+        "DBT_PROFILES_DIR": str(PROFILES_DIR),
+        **dbt_variables(conf),
+        "PYSPARK_SUBMIT_ARGS": pyspark_submit_args(conf),
+        **spark_env(conf),
+    }
+    return "\n".join(f"export {name}={shlex.quote(value)}" for name, value in values.items())
+
+
 if __name__ == "__main__":
     # `python -m lakehouse.dbt_wrapper` prints the exports, for the venv's activate script.
-    print(f"export DBT_PROFILES_DIR={shlex.quote(str(PROFILES_DIR))}")
-    print(f"export PYSPARK_SUBMIT_ARGS={shlex.quote(pyspark_submit_args())}")
-    for name, value in spark_env().items():
-        print(f"export {name}={shlex.quote(value)}")
+    print(activate_exports())

@@ -1,7 +1,7 @@
 """`lakehouse ingest`: one or repeated runs over the selected tables, with summaries.
 
 Exit codes: 0 all applied, 3 applied but some records were quarantined
-(see tickit_bronze._quarantine), 2 a user error (config, stack).
+(see <bronze_database>._quarantine), 2 a user error (config, stack).
 """
 
 from __future__ import annotations

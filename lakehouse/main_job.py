@@ -66,7 +66,8 @@ def run_main_job(scale: float, log: Callable[[str], None] = print) -> int:
     log(
         f"done in {time.monotonic() - started:.0f}s: {events:,} events in bronze, marts built.\n"
         f"  SQL:   jdbc:hive2://{conf.thrift_host}:{conf.thrift_port} "
-        f"(tickit_bronze.*, tickit_marts.*), or `.venv/bin/lakehouse dbt -- show ...`\n"
+        f"({conf.bronze_database}.*, {conf.marts_schema}.*), "
+        "or `.venv/bin/lakehouse dbt -- show ...`\n"
         f"  docs:  {site}\n"
         f"  dashboard: {board}\n"
         f"  runs:  {record.record}\n"

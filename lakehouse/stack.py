@@ -22,15 +22,12 @@ import pyspark
 from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
 from ingestion.spark import spark_conf, spark_env
+from lakehouse import thrift_client
 
 # Where the project's own web servers (docs, dashboard) listen, whatever the Thrift host.
 LOOPBACK = "127.0.0.1"
 THRIFT_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 DERBY_CLASS = "org.apache.derby.drda.NetworkServerControl"
-
-
-# PyHive cannot fetch the empty result sets of these statements.
-NO_RESULT_STATEMENTS = ("create", "drop", "insert", "alter", "set", "use", "delete", "merge")
 
 
 class StackError(UserError):
@@ -119,22 +116,9 @@ def _tcp_health(host: str, port: int) -> Callable[[], None]:
     return check
 
 
-def query(sql: str, conf: Settings | None = None, timeout: int = 60) -> list[tuple]:
-    """Run one statement through the Thrift server over PyHive and fetch the rows."""
-    from pyhive import hive
-
-    conf = conf or settings()
-    connection = hive.connect(
-        host=conf.thrift_host, port=conf.thrift_port, username=os.environ.get("USER", "lakehouse")
-    )
-    try:
-        cursor = connection.cursor()
-        cursor.execute(sql)
-        if not cursor.description or sql.lstrip().lower().startswith(NO_RESULT_STATEMENTS):
-            return []
-        return cursor.fetchall()
-    finally:
-        connection.close()
+def query(sql: str, conf: Settings | None = None) -> list[tuple]:
+    """Run one statement through the Thrift server (lakehouse.thrift_client) and fetch the rows."""
+    return thrift_client.execute(sql, conf).rows
 
 
 def services(conf: Settings) -> list[Service]:

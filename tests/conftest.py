@@ -48,6 +48,12 @@ os.environ.update(
         "LAKEHOUSE_THRIFT_DRIVER_MEMORY": "3g",
         "LAKEHOUSE_DOCS_PORT": str(free_port()),
         "LAKEHOUSE_DBT_TARGET_PATH": str(_HOME / "target"),
+        # Not the defaults of conf/lakehouse.yml: ingestion, dbt (sources, schemas,
+        # docs) and the dashboard of the whole run must take the names from the
+        # settings alone (tests/dashboard checks no default name shows up).
+        "LAKEHOUSE_BRONZE_DATABASE": "it_bronze",
+        "LAKEHOUSE_DBT_SCHEMA": "it",
+        "LAKEHOUSE_MARTS_SCHEMA": "it_reporting",
         # The S3 tests' local server (started on demand by `s3_endpoint`); set
         # before any JVM starts, as a deployment would, so s3a sees it too.
         "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",

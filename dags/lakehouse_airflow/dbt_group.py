@@ -33,6 +33,7 @@ from cosmos.constants import (
 )
 
 from ingestion.settings import settings
+from lakehouse.dbt_wrapper import dbt_variables
 from lakehouse_airflow.project import (
     DBT_EXECUTABLE,
     DBT_PROFILE,
@@ -98,10 +99,7 @@ def dbt_build_group(group_id: str, default_args: dict[str, Any]) -> DbtTaskGroup
             # Cosmos copies these into the worker's own environment too, so only
             # values every task shares; dbt writes into cosmos' temporary copy of
             # the project because airflow/airflow leaves DBT_TARGET_PATH unset.
-            "env": {
-                "LAKEHOUSE_THRIFT_HOST": conf.thrift_host,
-                "LAKEHOUSE_THRIFT_PORT": str(conf.thrift_port),
-            },
+            "env": dbt_variables(conf),
         },
         default_args=default_args,
     )

@@ -10,6 +10,7 @@ import altair as alt
 import streamlit as st
 
 from dashboard import ui
+from dashboard.marts import table
 
 # A scatter of more points is unreadable and slow in the browser; these are the biggest buyers.
 MAX_BUYERS = 5000
@@ -24,7 +25,7 @@ buyers as (
         cast(avg(quantity_sold) as double) as avg_tickets_per_order,
         cast(avg(price_paid) as double) as avg_revenue_per_order,
         cast(sum(price_paid) as double) as revenue
-    from tickit_marts.fct_sales
+    from {table("fct_sales")}
     group by buyer_id
 ),
 
@@ -37,7 +38,7 @@ ranked as (
 
 current_users as (
     select user_id, username
-    from tickit_marts.dim_users
+    from {table("dim_users")}
     where is_current
 )
 

@@ -6,18 +6,24 @@ import altair as alt
 import streamlit as st
 
 from dashboard import ui
+from dashboard.marts import table
 
-INTERESTS = (
-    "sports", "theatre", "concerts", "jazz", "classical",
-    "opera", "rock", "vegas", "broadway", "musicals",
-)  # fmt: skip
+st.title("Marketing")
+
+# The interest flags are the mart's likes_* columns (dbt's `interest_columns()`), read from
+# the mart itself, so a new interest needs no change here.
+INTERESTS = tuple(
+    column.removeprefix("likes_")
+    for column in ui.query(f"describe {table('dim_non_buyers')}")["col_name"]
+    if column.startswith("likes_")
+)
 _PAIRS = ", ".join(f"'{name}', likes_{name}" for name in INTERESTS)
 NON_BUYERS_SQL = f"""
 with
 
 interests as (
     select stack({len(INTERESTS)}, {_PAIRS}) as (interest, likes)
-    from tickit_marts.dim_non_buyers
+    from {table("dim_non_buyers")}
 )
 
 select interest, count(*) as non_buyers
@@ -25,17 +31,16 @@ from interests
 where likes
 group by interest
 """
-USERS_SQL = """
+USERS_SQL = f"""
 select
     state,
     count(*) as users,
     sum(case when version_number > 1 then 1 else 0 end) as users_with_changes
-from tickit_marts.dim_users
+from {table("dim_users")}
 where is_current
 group by state
 """
 
-st.title("Marketing")
 non_buyers = ui.query(NON_BUYERS_SQL)
 users = ui.query(USERS_SQL)
 
@@ -70,6 +75,6 @@ with right:
         .properties(height=520)
     )
 st.caption(
-    "Sources: `tickit_marts.dim_non_buyers` (users without a purchase, one flag per interest) and "
-    "the current versions of `tickit_marts.dim_users` (SCD type 2)."
+    f"Sources: `{table('dim_non_buyers')}` (users without a purchase, one flag per interest) "
+    f"and the current versions of `{table('dim_users')}` (SCD type 2)."
 )

@@ -10,7 +10,7 @@ from ingestion.settings import settings
 conf = settings()
 st.title("TICKIT dashboard")
 st.markdown(
-    "Charts over the dbt marts in `tickit_marts`, read through the Spark Thrift Server at "
+    f"Charts over the dbt marts in `{conf.marts_schema}`, read through the Spark Thrift Server at "
     f"`{conf.thrift_host}:{conf.thrift_port}`. The marts are rebuilt by the daily job "
     "(`lakehouse jobs run daily`); query results are cached for a minute."
 )

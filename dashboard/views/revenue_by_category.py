@@ -6,8 +6,9 @@ import altair as alt
 import streamlit as st
 
 from dashboard import ui
+from dashboard.marts import table
 
-SQL = """
+SQL = f"""
 select
     cast(trunc(sale_date, 'MM') as string) as sale_month,
     category_group,
@@ -15,7 +16,7 @@ select
     cast(sum(price_paid) as double) as price_paid,
     cast(sum(commission) as double) as commission,
     sum(quantity_sold) as tickets_sold
-from tickit_marts.fct_sales
+from {table("fct_sales")}
 group by 1, 2, 3
 order by 1, 2, 3
 """
@@ -48,4 +49,4 @@ ui.chart(
     )
     .properties(height=420)
 )
-st.caption("Source: `tickit_marts.fct_sales`, by month of `sale_date` and `category_name`.")
+st.caption(f"Source: `{table('fct_sales')}`, by month of `sale_date` and `category_name`.")

@@ -6,6 +6,7 @@ import altair as alt
 import streamlit as st
 
 from dashboard import ui
+from dashboard.marts import table
 
 # Grain -> (key and label columns of fct_listings, label shown on the chart). Events
 # first: there are always many, while a small TICKIT sample may list at few venues.
@@ -27,7 +28,7 @@ listed as (
     select
         {listed_columns},
         sum(tickets_listed) as tickets_listed
-    from tickit_marts.fct_listings
+    from {table("fct_listings")}
     group by {", ".join(columns)}
 ),
 
@@ -36,7 +37,7 @@ sold as (
         {key},
         sum(quantity_sold) as tickets_sold,
         cast(sum(price_paid) as double) as revenue
-    from tickit_marts.fct_sales
+    from {table("fct_sales")}
     group by {key}
 )
 

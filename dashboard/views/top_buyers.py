@@ -6,6 +6,7 @@ import altair as alt
 import streamlit as st
 
 from dashboard import ui
+from dashboard.marts import table
 
 TOP = 20
 SQL = f"""
@@ -16,7 +17,7 @@ buyer_revenue as (
         buyer_id,
         cast(sum(price_paid) as double) as revenue,
         count(*) as orders
-    from tickit_marts.fct_sales
+    from {table("fct_sales")}
     group by buyer_id
 ),
 
@@ -29,7 +30,7 @@ ranked as (
 
 current_users as (
     select user_id, username
-    from tickit_marts.dim_users
+    from {table("dim_users")}
     where is_current
 )
 

@@ -9,6 +9,7 @@ run_results.json; with several threads they add up to more than the wall time.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import Counter, defaultdict
@@ -26,6 +27,7 @@ from lakehouse.output import console
 
 DATABASE = "bench_dbt_bronze"
 DBT_SCHEMA = "bench_dbt"  # models land in bench_dbt_staging, bench_dbt_intermediate, ...
+MARTS_SCHEMA = "bench_dbt_marts"
 LAYERS = ("staging", "intermediate", "marts", "tests")
 INCREMENTAL_GOAL = 0.25  # the incremental build should take at most a quarter of a full one
 
@@ -60,14 +62,12 @@ def summarise_run(target: Path) -> dict[str, Any]:
 
 
 def _env(conf: Settings, target: Path) -> dict[str, str]:
-    env = dbt_env(conf)
-    env.update(
-        {
-            "DBT_TARGET_PATH": str(target),
-            "DBT_SCHEMA": DBT_SCHEMA,
-            "LAKEHOUSE_BRONZE_DATABASE": DATABASE,
-        }
+    # The bench's own names, passed as settings: dbt gets them like any other run.
+    bench = dataclasses.replace(
+        conf, bronze_database=DATABASE, dbt_schema=DBT_SCHEMA, marts_schema=MARTS_SCHEMA
     )
+    env = dbt_env(bench)
+    env["DBT_TARGET_PATH"] = str(target)
     return env
 
 

@@ -66,12 +66,14 @@ def service(conf: Settings) -> stack.Service:
         command=_command(conf),
         health=lambda: _health(conf),
         port_setting="LAKEHOUSE_DASHBOARD_PORT",
-        # The app imports `dashboard.*` from the repository root, and reads the marts from
-        # the Thrift server of these settings (other LAKEHOUSE_* variables pass through).
+        # The app imports `dashboard.*` from the repository root, and reads the marts of
+        # these settings: their schema on their Thrift server (other LAKEHOUSE_* variables
+        # pass through).
         env={
             "PYTHONPATH": str(PROJECT_DIR),
             "LAKEHOUSE_THRIFT_HOST": conf.thrift_host,
             "LAKEHOUSE_THRIFT_PORT": str(conf.thrift_port),
+            "LAKEHOUSE_MARTS_SCHEMA": conf.marts_schema,
         },
     )
 

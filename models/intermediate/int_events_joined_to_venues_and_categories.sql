@@ -18,29 +18,15 @@ categories as (
 
 ),
 
-deleted_records as (
-
-    select * from {{ ref('stg_tickit__deleted_records') }}
-
-),
-
 deleted_venues as (
 
-    select
-        record_id as venue_id,
-        bronze_commit_time
-    from deleted_records
-    where bronze_table = 'venue'
+    {{ deleted_keys('venue', 'venue_id') }}
 
 ),
 
 deleted_categories as (
 
-    select
-        record_id as category_id,
-        bronze_commit_time
-    from deleted_records
-    where bronze_table = 'category'
+    {{ deleted_keys('category', 'category_id') }}
 
 ),
 

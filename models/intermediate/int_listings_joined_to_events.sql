@@ -12,19 +12,9 @@ events as (
 
 ),
 
-deleted_records as (
-
-    select * from {{ ref('stg_tickit__deleted_records') }}
-
-),
-
 deleted_events as (
 
-    select
-        record_id as event_id,
-        bronze_commit_time
-    from deleted_records
-    where bronze_table = 'event'
+    {{ deleted_keys('event', 'event_id') }}
 
 ),
 
@@ -45,12 +35,7 @@ listings_joined as (
         events.event_starts_at,
 
         ----------  strings
-        events.event_name,
-        events.category_group,
-        events.category_name,
-        events.venue_name,
-        events.venue_city,
-        events.venue_state,
+        {{ event_context_columns('events') }},
 
         ----------  numerics
         listings.tickets_listed,

@@ -12,35 +12,21 @@ listings as (
 
 ),
 
-events as (
-
-    select * from {{ ref('int_events_joined_to_venues_and_categories') }}
-
-),
-
-deleted_records as (
-
-    select * from {{ ref('stg_tickit__deleted_records') }}
-
-),
-
 deleted_listings as (
 
-    select
-        record_id as listing_id,
-        bronze_commit_time
-    from deleted_records
-    where bronze_table = 'listing'
+    {{ deleted_keys('listing', 'listing_id') }}
 
 ),
 
 deleted_events as (
 
-    select
-        record_id as event_id,
-        bronze_commit_time
-    from deleted_records
-    where bronze_table = 'event'
+    {{ deleted_keys('event', 'event_id') }}
+
+),
+
+events as (
+
+    select * from {{ ref('int_events_joined_to_venues_and_categories') }}
 
 ),
 
@@ -64,12 +50,7 @@ sales_joined as (
         events.event_starts_at,
 
         ----------  strings
-        events.event_name,
-        events.category_group,
-        events.category_name,
-        events.venue_name,
-        events.venue_city,
-        events.venue_state,
+        {{ event_context_columns('events') }},
 
         ----------  numerics
         sales.quantity_sold,

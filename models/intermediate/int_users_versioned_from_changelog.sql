@@ -3,10 +3,8 @@
     are ordered by their source position, never by arrival. -#}
 {%- set tracked_columns = [
     'username', 'first_name', 'last_name', 'city', 'state', 'email', 'phone',
-    'loyalty_tier', 'likes_sports', 'likes_theatre', 'likes_concerts',
-    'likes_jazz', 'likes_classical', 'likes_opera', 'likes_rock',
-    'likes_vegas', 'likes_broadway', 'likes_musicals',
-] -%}
+    'loyalty_tier',
+] + interest_column_names() -%}
 
 with
 
@@ -142,16 +140,7 @@ final as (
         users_changelog.email,
         users_changelog.phone,
         users_changelog.loyalty_tier,
-        users_changelog.likes_sports,
-        users_changelog.likes_theatre,
-        users_changelog.likes_concerts,
-        users_changelog.likes_jazz,
-        users_changelog.likes_classical,
-        users_changelog.likes_opera,
-        users_changelog.likes_rock,
-        users_changelog.likes_vegas,
-        users_changelog.likes_broadway,
-        users_changelog.likes_musicals,
+        {{ interest_columns('users_changelog') }},
         versions.changed_at as valid_from,
         case
             when versions.is_ended_by_truncate then versions.next_truncated_at

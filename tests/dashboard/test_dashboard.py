@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 from dashboard.registry import PAGES
-from ingestion.settings import PROJECT_DIR, Settings, load_settings
+from ingestion.config import load_tables
+from ingestion.settings import PROJECT_DIR, SETTINGS_FILE, Settings, load_settings, settings
 from lakehouse import stack
 from lakehouse.services import dashboard_server
 from tests.conftest import SCREENSHOTS, free_port
@@ -115,10 +116,10 @@ def test_unreachable_thrift_server_is_a_message_not_a_stack_trace(browser, tmp_p
 
 
 def test_a_missing_mart_is_a_message_naming_the_job(local_stack: None) -> None:
-    from dashboard.marts import MartsUnavailable, read
+    from dashboard.marts import MartsUnavailable, read, table
 
     with pytest.raises(MartsUnavailable, match="lakehouse jobs run daily"):
-        read("select * from tickit_marts.no_such_mart")
+        read(f"select * from {table('no_such_mart')}")
 
 
 def test_a_widget_reruns_its_chart(dashboard_url: str, page) -> None:
@@ -131,3 +132,34 @@ def test_a_widget_reruns_its_chart(dashboard_url: str, page) -> None:
         timeout=60_000,
     )
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_bronze_marts_and_dashboard_follow_the_configured_names(dashboard_url: str, page) -> None:
+    """Issue 13, acceptance 4: the names change through configuration only.
+
+    tests/conftest.py sets a bronze database, dbt schema and marts schema other
+    than conf/lakehouse.yml's for the whole run, and nothing else: the `daily`
+    job's ingest and `dbt build` wrote under those names and under no default
+    one, and a dashboard page draws its data from the configured marts schema.
+    """
+    conf = settings()
+    defaults = yaml.safe_load(SETTINGS_FILE.read_text())
+    names = ("bronze_database", "dbt_schema", "marts_schema")
+    assert all(getattr(conf, name) != defaults[name] for name in names)
+
+    databases = {row[0] for row in stack.query("show databases")}
+    staging = f"{conf.dbt_schema}_staging"
+    assert {conf.bronze_database, staging, conf.marts_schema} <= databases
+    default_names = {defaults["bronze_database"], defaults["marts_schema"]}
+    assert not {name for name in databases if name.startswith(defaults["dbt_schema"] + "_")}
+    assert not default_names & databases
+    bronze = {row[1] for row in stack.query(f"show tables in {conf.bronze_database}")}
+    assert set(load_tables()) <= bronze
+    marts = {row[1] for row in stack.query(f"show tables in {conf.marts_schema}")}
+    assert {mart for listed in PAGES for mart in listed.marts} <= marts
+
+    rendered = render(page, dashboard_url + "revenue_by_category", 1)
+    assert rendered.exceptions == [] and rendered.alerts == []
+    assert rendered.charts[0]["marks"] >= EXPECTED["revenue_by_category"][1]
+    # The page names its source: the configured schema's fct_sales.
+    assert page.get_by_text(f"{conf.marts_schema}.fct_sales").count() >= 1

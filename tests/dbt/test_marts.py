@@ -1,7 +1,7 @@
 """dbt on the Thrift server: marts equal figures computed from the generator's expected state.
 
 The session's `daily` job (tests/conftest.py) ingests one landing zone into
-`tickit_bronze` and runs `dbt build` and `docs generate` on the test stack; the
+the configured bronze database and runs `dbt build` and `docs generate` on the test stack; the
 marts are checked against figures worked out here, in plain Python, from
 `_expected/*.jsonl`. Then one more change batch, an incremental build, the same
 checks (deletes, SCD2 versions), and a full-refresh `dbt build` on the in-process
@@ -24,7 +24,7 @@ from lakehouse.dbt_wrapper import run_dbt
 
 from ..ingestion.bronze import expected, run_ingest, tables_for
 
-MARTS = "tickit_marts"
+MARTS = settings().marts_schema
 MART_KEYS = {
     "fct_sales": "sale_id",
     "fct_listings": "listing_id",
@@ -117,7 +117,7 @@ def built(daily_job, tmp_path_factory):
     assert daily_job.status == "success", daily_job
     conf = settings()
     root = tmp_path_factory.mktemp("dbt")
-    return Path(conf.landing), conf, tables_for("tickit_bronze"), root, daily_job
+    return Path(conf.landing), conf, tables_for(conf.bronze_database), root, daily_job
 
 
 def test_build_passes_with_tests_and_unit_tests(built) -> None:

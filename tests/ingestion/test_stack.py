@@ -12,28 +12,30 @@ from ingestion.settings import settings
 from lakehouse import stack
 from lakehouse.dbt_wrapper import run_dbt
 
+# The bronze database of the settings (tests/conftest.py sets a non-default one).
+DATABASE = settings().bronze_database
 WRITER = textwrap.dedent(
-    """
+    f"""
     from ingestion.spark import build_session
 
     spark = build_session("stack-test-writer")
-    spark.sql("create database if not exists tickit_bronze")
+    spark.sql("create database if not exists {DATABASE}")
     spark.sql('''
-        create table if not exists tickit_bronze.stack_smoke (
+        create table if not exists {DATABASE}.stack_smoke (
             id int, name string, position bigint
         ) using hudi
         tblproperties (type = 'cow', primaryKey = 'id', preCombineField = 'position')
     ''')
-    spark.sql("insert into tickit_bronze.stack_smoke values (1, 'a', 1), (2, 'b', 1), (3, 'c', 1)")
+    spark.sql("insert into {DATABASE}.stack_smoke values (1, 'a', 1), (2, 'b', 1), (3, 'c', 1)")
     spark.sql('''
-        merge into tickit_bronze.stack_smoke t
+        merge into {DATABASE}.stack_smoke t
         using (select 2 as id, 'b2' as name, 2L as position
                union all select 4, 'd', 1) s
         on t.id = s.id
         when matched then update set *
         when not matched then insert *
     ''')
-    spark.sql("delete from tickit_bronze.stack_smoke where id = 3")
+    spark.sql("delete from {DATABASE}.stack_smoke where id = 3")
     spark.stop()
     """
 )
@@ -49,18 +51,18 @@ def run_writer(code: str) -> None:
 
 def test_thrift_server_reads_hudi_table_written_by_another_process(local_stack: None) -> None:
     run_writer(WRITER)
-    rows = stack.query("select id, name, position from tickit_bronze.stack_smoke order by id")
+    rows = stack.query(f"select id, name, position from {DATABASE}.stack_smoke order by id")
     assert rows == [(1, "a", 1), (2, "b2", 2), (4, "d", 1)]
 
 
 def test_thrift_server_sees_a_new_commit_without_refresh(local_stack: None) -> None:
-    before = stack.query("select count(*) from tickit_bronze.stack_smoke")[0][0]
+    before = stack.query(f"select count(*) from {DATABASE}.stack_smoke")[0][0]
     run_writer(
         "from ingestion.spark import build_session\n"
         "spark = build_session('stack-test-append')\n"
-        "spark.sql(\"insert into tickit_bronze.stack_smoke values (5, 'e', 1)\")\n"
+        f"spark.sql(\"insert into {DATABASE}.stack_smoke values (5, 'e', 1)\")\n"
     )
-    after = stack.query("select count(*) from tickit_bronze.stack_smoke")[0][0]
+    after = stack.query(f"select count(*) from {DATABASE}.stack_smoke")[0][0]
     assert after == before + 1
 
 

@@ -18,20 +18,7 @@ non_buyers as (
         users.user_id,
         users.username,
         concat(users.last_name, ', ', users.first_name) as full_name,
-        users.city,
-        users.state,
-        users.email,
-        users.phone,
-        users.likes_sports,
-        users.likes_theatre,
-        users.likes_concerts,
-        users.likes_jazz,
-        users.likes_classical,
-        users.likes_opera,
-        users.likes_rock,
-        users.likes_vegas,
-        users.likes_broadway,
-        users.likes_musicals
+        {{ user_profile_columns('users') }}
 
     from users
     left join buyers

@@ -26,16 +26,7 @@ final as (
         loyalty_tier,
 
         ----------  booleans
-        likes_sports,
-        likes_theatre,
-        likes_concerts,
-        likes_jazz,
-        likes_classical,
-        likes_opera,
-        likes_rock,
-        likes_vegas,
-        likes_broadway,
-        likes_musicals,
+        {{ interest_columns() }},
 
         ----------  validity
         valid_from,

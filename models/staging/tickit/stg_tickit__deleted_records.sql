@@ -1,18 +1,11 @@
-{#- One row per key soft-deleted in bronze, for every TICKIT table: what the
-    incremental marts delete, and whose deletion commit they must notice. -#}
-{%- set tables = [
-    ('category', 'catid'),
-    ('date', 'dateid'),
-    ('event', 'eventid'),
-    ('listing', 'listid'),
-    ('sales', 'salesid'),
-    ('users', 'userid'),
-    ('venue', 'venueid'),
-] -%}
+{#- One row per key soft-deleted in bronze, for every bronze table of
+    conf/tables.yml: what the incremental marts delete, and whose deletion
+    commit they must notice. -#}
+{%- set record_keys = bronze_record_keys() -%}
 
 with
 
-{% for table_name, key_column in tables %}
+{% for table_name in record_keys %}
 {{ table_name }}_source as (
 
     select * from {{ source('tickit', table_name) }}
@@ -22,15 +15,14 @@ with
 {% endfor -%}
 
 unioned as (
-    {%- for table_name, key_column in tables %}
+    {%- for table_name, key_column in record_keys.items() %}
 
     select
         '{{ table_name }}' as bronze_table,
         cast({{ key_column }} as bigint) as record_id,
         _cdc_op as change_operation,
         _cdc_source_ts as deleted_at,
-        _cdc_ingested_at as ingested_at,
-        _hoodie_commit_time as bronze_commit_time
+        {{ bronze_lineage_columns(source_updated_at=false) }}
     from {{ table_name }}_source
     where _cdc_is_deleted
     {%- if not loop.last %}

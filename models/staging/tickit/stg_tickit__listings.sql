@@ -23,10 +23,7 @@ renamed as (
         ----------  timestamps
         listtime as listed_at,
 
-        ----------  lineage
-        _cdc_source_ts as source_updated_at,
-        _cdc_ingested_at as ingested_at,
-        _hoodie_commit_time as bronze_commit_time
+        {{ bronze_lineage_columns() }}
 
     from source
     where not _cdc_is_deleted

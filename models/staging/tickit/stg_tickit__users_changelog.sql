@@ -19,33 +19,10 @@ renamed as (
         _cdc_source_ts as changed_at,
         _cdc_is_deleted as is_deleted,
 
-        ----------  strings
-        username,
-        firstname as first_name,
-        lastname as last_name,
-        city,
-        state,
-        email,
-        phone,
-        {{ optional_column(
-            source('tickit', 'users_changelog'), 'loyaltytier', 'string'
-        ) }} as loyalty_tier,
+        ----------  user attributes
+        {{ user_columns_from_bronze(source('tickit', 'users_changelog')) }},
 
-        ----------  booleans
-        likesports as likes_sports,
-        liketheatre as likes_theatre,
-        likeconcerts as likes_concerts,
-        likejazz as likes_jazz,
-        likeclassical as likes_classical,
-        likeopera as likes_opera,
-        likerock as likes_rock,
-        likevegas as likes_vegas,
-        likebroadway as likes_broadway,
-        likemusicals as likes_musicals,
-
-        ----------  lineage
-        _cdc_ingested_at as ingested_at,
-        _hoodie_commit_time as bronze_commit_time
+        {{ bronze_lineage_columns(source_updated_at=false) }}
 
     from source
 

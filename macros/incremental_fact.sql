@@ -1,0 +1,113 @@
+{% macro incremental_fact(rows, bronze_table, key_column, fact_key, columns) -%}
+    {#- A fact table kept as an incremental Hudi merge on bronze commits, one
+        row per `key_column` of `rows` (an intermediate model carrying a
+        `bronze_commit_time` that counts its joined rows' commits too).
+
+        A full build takes every row. An incremental run merges only the
+        keys whose rows bronze committed after the newest commit the table
+        holds (bronze_watermark), and deletes the keys soft-deleted in
+        `bronze_table` since then that the table still holds: the merge
+        deletes on `is_deleted_in_bronze` (spark__get_merge_sql). `fact_key`
+        is the surrogate key the merge matches on; `columns` are the columns
+        of `rows` the fact carries between its keys and its lineage. -#}
+    {{ config(
+        materialized='incremental',
+        file_format='hudi',
+        incremental_strategy='merge',
+        unique_key=fact_key,
+        on_schema_change='fail',
+        options={'type': 'cow', 'preCombineField': 'bronze_commit_time'},
+        meta={'merge_delete_column': 'is_deleted_in_bronze'},
+        persist_docs={'relation': true, 'columns': false},
+    ) }}
+    {#- Column comments are not persisted: every Hudi write resets them in
+        the catalog, and each ALTER ... COMMENT would be one more Hudi commit.
+        The deleted records are referenced here, not only in the incremental
+        branch, so that dbt knows the dependency when it parses. -#}
+    {%- set deleted_records = ref('stg_tickit__deleted_records') %}
+with
+
+fact_rows as (
+
+    select * from {{ rows }}
+
+),
+
+{% if is_incremental() %}
+
+deleted_records as (
+
+    select * from {{ deleted_records }}
+
+),
+
+changed_rows as (
+
+    select
+        {{ key_column }},
+        bronze_commit_time,
+        false as is_deleted_in_bronze
+    from fact_rows
+    where bronze_commit_time > {{ bronze_watermark() }}
+
+),
+
+-- only keys still in the table: a deletion applied by an earlier run is
+-- not merged again
+deleted_rows as (
+
+    select
+        cast(deleted_records.record_id as int) as {{ key_column }},
+        deleted_records.bronze_commit_time,
+        true as is_deleted_in_bronze
+    from deleted_records
+    inner join {{ this }} as current_rows
+        on deleted_records.record_id = current_rows.{{ key_column }}
+    where
+        deleted_records.bronze_table = '{{ bronze_table }}'
+        and deleted_records.bronze_commit_time > {{ bronze_watermark() }}
+
+),
+
+batch as (
+
+    select * from changed_rows
+    union all
+    select * from deleted_rows
+
+),
+
+{% else %}
+
+batch as (
+
+    select
+        {{ key_column }},
+        bronze_commit_time
+    from fact_rows
+
+),
+
+{% endif %}
+
+final as (
+
+    select
+        {{ surrogate_key(['batch.' ~ key_column]) }} as {{ fact_key }},
+        batch.{{ key_column }},
+        {%- for column in columns %}
+        fact_rows.{{ column }},
+        {%- endfor %}
+        {%- if is_incremental() %}
+        batch.is_deleted_in_bronze,
+        {%- endif %}
+        batch.bronze_commit_time
+
+    from batch
+    left join fact_rows
+        on batch.{{ key_column }} = fact_rows.{{ key_column }}
+
+)
+
+select * from final
+{%- endmacro %}
