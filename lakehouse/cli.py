@@ -44,19 +44,21 @@ def _cdc_parser(commands: argparse._SubParsersAction) -> None:
     generate_parser.set_defaults(handler=generate.run)
 
     decode_parser = cdc.add_parser(
-        "decode", help="print one landing file's events as JSON lines (any format, no config)"
+        "decode", help="print landing files' events as exact JSON lines (any format, no config)"
     )
-    decode_parser.add_argument("file", help="a landing file: local path or s3:// URI")
-    decode_parser.add_argument("--limit", type=int, help="print at most this many events")
+    decode_parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="landing files or folders: local or s3://"
+    )
+    decode_parser.add_argument("--limit", type=int, help="print at most this many events per file")
     decode_parser.set_defaults(handler=_decode)
 
 
 def _decode(args: argparse.Namespace) -> int:
-    from ingestion.decode.single_file import decode_file
+    from ingestion.decode.single_file import decode_paths
     from ingestion.spark import build_session
 
     spark = build_session("lakehouse-cdc-decode")
-    for line in decode_file(spark, args.file, args.limit):
+    for line in decode_paths(spark, args.paths, args.limit):
         print(line)
     return 0
 
