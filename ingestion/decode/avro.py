@@ -62,7 +62,8 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, Decimal):  # fastavro decodes decimals; Connect writes their bytes
-        unscaled = int(value.scaleb(-value.as_tuple().exponent))
+        sign, digits, _ = value.as_tuple()  # not scaleb: its context rounds to 28 digits
+        unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
         size = max(1, (unscaled.bit_length() + 8) // 8)
         return base64.b64encode(unscaled.to_bytes(size, "big", signed=True)).decode("ascii")
     if isinstance(value, datetime.datetime):  # Connect Timestamp: timestamp-millis

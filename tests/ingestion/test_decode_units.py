@@ -149,6 +149,8 @@ def test_avro_logical_values_go_back_to_connect_json() -> None:
     assert _jsonable(stamp) == 1000
     assert _jsonable(uuid.UUID(int=1)) == "00000000-0000-0000-0000-000000000001"
     assert _jsonable(decimal.Decimal("-0.01")) == "/w=="
+    wide = decimal.Decimal("-" + "9" * 35 + "." + "9" * 30)  # MySQL DECIMAL(65,30), 65 digits
+    assert decimal_text(_jsonable(wide), 30) == "-" + "9" * 35 + "." + "9" * 30
 
 
 def test_printed_lines_keep_every_digit() -> None:
