@@ -54,12 +54,19 @@ def _cdc_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _decode(args: argparse.Namespace) -> int:
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
     from ingestion.decode.single_file import decode_paths
     from ingestion.spark import build_session
 
     spark = build_session("lakehouse-cdc-decode")
-    for line in decode_paths(spark, args.paths, args.limit):
-        print(line)
+    try:
+        for line in decode_paths(spark, args.paths, args.limit):
+            print(line)
+    except (Py4JJavaError, PySparkException) as error:  # unreadable storage, not a bad line
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UserError(f"cdc decode failed: {first}") from error
     return 0
 
 

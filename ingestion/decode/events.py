@@ -20,7 +20,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ingestion.decode.avro import decode_container
-from ingestion.decode.logical_types import to_column
+from ingestion.decode.logical_types import timestamp_from_millis, to_column
 from ingestion.decode.types import (
     FieldType,
     SchemaError,
@@ -383,7 +383,7 @@ def _events(accepted: DataFrame, spec: DecodeSpec, names: dict[str, str], ingest
     events = accepted.select(
         *[F.col(column).alias(name) for name, column in names.items()],
         F.col("op").alias("_cdc_op"),
-        F.timestamp_millis(source_ts.cast("bigint")).alias("_cdc_source_ts"),
+        timestamp_from_millis(source_ts).alias("_cdc_source_ts"),
         _position(spec, F.col("src")).alias("_cdc_position"),
         F.col("src")["db"].alias("_cdc_source_db"),
         F.concat_ws(".", F.col("src")["schema"], F.col("src")["table"]).alias("_cdc_source_table"),

@@ -22,6 +22,9 @@ NUMBER_RE = r"^-?[0-9]+(\.[0-9]+)?$"
 TWO_POW_64 = str(2**64)
 # 128 bits: more than any 38-digit unscaled value needs (10**38 < 2**127).
 MAX_HEX_DIGITS = 32
+# timestamp_millis multiplies by 1000 and throws past the long range (Spark's
+# timestamps end long before): a larger value fails its event, not the job.
+MAX_MILLIS = 2**63 // 1000
 
 
 def _magnitude(hex_digits: Column, negative: Column) -> Column:
@@ -35,24 +38,16 @@ def _magnitude(hex_digits: Column, negative: Column) -> Column:
     padded = F.lpad(bits, MAX_HEX_DIGITS, "0")
     high = F.conv(F.substring(padded, 1, 16), 16, 10).cast("decimal(38,0)")
     low = F.conv(F.substring(padded, 17, 16), 16, 10).cast("decimal(38,0)")
-    unsigned = (high * F.lit(TWO_POW_64).cast("decimal(20,0)") + low).cast("decimal(38,0)")
-    value = F.when(negative, unsigned + 1).otherwise(unsigned).cast("decimal(38,0)")
+    unsigned = high * F.lit(TWO_POW_64).cast("decimal(20,0)") + low
+    value = (unsigned + F.when(negative, 1).otherwise(0)).cast("decimal(38,0)")
     return F.when(F.length(bits) <= MAX_HEX_DIGITS, value)
 
 
 def _scaled(magnitude: Column, negative: Column, field: FieldType) -> Column:
-    """sign + digits with the decimal point `scale` places in, cast exactly to decimal(p,s)."""
-    plain = magnitude.cast("string")  # lpad would also cut a longer string down
-    digits = F.when(F.length(plain) > field.scale, plain).otherwise(
-        F.lpad(plain, field.scale + 1, "0")
-    )
-    if field.scale:
-        whole = digits.substr(F.lit(1), F.length(digits) - field.scale)
-        text = F.concat(whole, F.lit("."), F.substring(digits, -field.scale, field.scale))
-    else:
-        text = digits
+    """`[-]digitsE-scale`, cast exactly to decimal(p,s): no division, so no rounding."""
     sign = F.when(negative, F.lit("-")).otherwise(F.lit(""))
-    return F.concat(sign, text).cast(field.spark_type)
+    text = F.concat(sign, magnitude.cast("string"), F.lit(f"E-{field.scale}"))
+    return text.cast(field.spark_type)
 
 
 def decode_decimal_bytes(raw: Column, field: FieldType) -> Column:
@@ -115,12 +110,18 @@ def decode_geometry(raw: Column, field: FieldType) -> Column:
     return F.when(wkb.isNotNull(), value)
 
 
+def timestamp_from_millis(millis: Column) -> Column:
+    """timestamp_millis, but null (so quarantined) instead of a job-failing overflow."""
+    value = millis.cast("bigint")
+    return F.when(F.abs(value) < MAX_MILLIS, F.timestamp_millis(value))
+
+
 def _temporal(raw: Column, kind: str) -> Column:
     """Dates, times and timestamps from their Debezium / Connect encodings."""
     if kind == "date":
         return F.date_add(F.lit("1970-01-01").cast("date"), raw.cast("int"))
     if kind == "timestamp_ms":
-        return F.timestamp_millis(raw.cast("bigint"))
+        return timestamp_from_millis(raw)
     if kind == "timestamp_us":
         return F.timestamp_micros(raw.cast("bigint"))
     if kind == "timestamp_ns":  # exact integer division: doubles lose nanos at this size

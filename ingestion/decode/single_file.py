@@ -60,6 +60,22 @@ def decode_paths(
     if limit is not None:
         events = events.where(F.col("_rank") <= limit)
     events = events.orderBy("_cdc_source_file", "_rank").drop("_rank")
+    try:
+        yield from _event_lines(events)
+        for reject in decoded.rejects.orderBy("source_file", "line").collect():
+            yield json.dumps(
+                {
+                    "_rejected": reject["reason"],
+                    "file": reject["source_file"],
+                    "line": reject["line"],
+                    "raw": reject["raw"],
+                }
+            )
+    finally:
+        decoded.lines.unpersist()  # cached by decode(); a rerun must read the files again
+
+
+def _event_lines(events: DataFrame) -> Iterator[str]:
     names = events.columns
     nested = {f.name for f in events.schema.fields if isinstance(f.dataType, NESTED)}
     for row in _printable(events).toLocalIterator():
@@ -68,15 +84,6 @@ def decode_paths(
             for name, v in zip(names, row, strict=True)
         ]
         yield json_line(names, values)
-    for reject in decoded.rejects.orderBy("source_file", "line").collect():
-        yield json.dumps(
-            {
-                "_rejected": reject["reason"],
-                "file": reject["source_file"],
-                "line": reject["line"],
-                "raw": reject["raw"],
-            }
-        )
 
 
 def list_inputs(spark: SparkSession, paths: Sequence[str]) -> list[str]:

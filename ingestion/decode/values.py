@@ -15,6 +15,8 @@ import binascii
 import json
 import re
 
+# PostgreSQL numeric keeps at most 16383 fraction digits; a larger scale is corrupt.
+MAX_SCALE = 16383
 PLAIN_NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
 
 
@@ -62,7 +64,7 @@ def variable_decimal_text(raw: str | None) -> str | None:
         scale, encoded = value["scale"], value["value"]
     except (ValueError, TypeError, KeyError):
         return None
-    if not isinstance(scale, int) or not isinstance(encoded, str):
+    if not isinstance(scale, int) or not isinstance(encoded, str) or abs(scale) > MAX_SCALE:
         return None
     unscaled = unscaled_bytes(encoded)
     return None if unscaled is None else scaled_text(unscaled, scale)

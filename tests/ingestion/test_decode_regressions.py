@@ -16,7 +16,7 @@ from .debezium_events import decimal_field, dumps, envelope, field, numeric, uns
 
 
 def decoded(spark, tmp_path: Path, lines: list[str]) -> list[dict]:
-    path = tmp_path / "events.json"
+    path = tmp_path / f"events-{len(list(tmp_path.iterdir()))}.json"  # a new file per call
     path.write_text("".join(line + "\n" for line in lines))
     return [json.loads(line, parse_float=Decimal) for line in decode_file(spark, str(path))]
 
