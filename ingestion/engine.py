@@ -20,31 +20,17 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from ingestion import catalog, hudi_writer
 from ingestion.checkpoint import Checkpoint, read_checkpoint, table_exists, write_options
 from ingestion.config import TableConfig
 from ingestion.decode.events import CDC_COLUMNS, DecodeSpec, classify, decode, read_lines
-from ingestion.decode.types import FieldType
+from ingestion.decode.types import FieldType, from_spark_type
 from ingestion.settings import Settings
 from ingestion.sources.landing import advance, list_topic_files, new_files, to_hadoop_uri
 
 QUARANTINE = "_quarantine"
 QUARANTINE_LOCK = threading.Lock()
-SPARK_TO_KIND = {
-    T.ShortType: "int16",
-    T.ByteType: "int8",
-    T.IntegerType: "int32",
-    T.LongType: "int64",
-    T.FloatType: "float32",
-    T.DoubleType: "float64",
-    T.BooleanType: "boolean",
-    T.StringType: "string",
-    T.DateType: "date",
-    T.TimestampType: "timestamp_us",
-    T.BinaryType: "bytes",
-}
 
 
 @dataclass
@@ -80,11 +66,7 @@ def _existing_columns(spark: SparkSession, path: str) -> dict[str, FieldType]:
     for column in schema.fields:
         if column.name.startswith(("_hoodie", "_cdc_")):
             continue
-        if isinstance(column.dataType, T.DecimalType):
-            kind = FieldType("decimal", column.dataType.precision, column.dataType.scale, "bytes")
-        else:
-            kind = FieldType(SPARK_TO_KIND.get(type(column.dataType), "string"))
-        columns[column.name] = kind
+        columns[column.name] = from_spark_type(column.dataType.simpleString())
     return columns
 
 

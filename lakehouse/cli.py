@@ -52,20 +52,29 @@ def _cdc_parser(commands: argparse._SubParsersAction) -> None:
     generate_parser.set_defaults(handler=generate.run)
 
     decode_parser = cdc.add_parser(
-        "decode", help="print one landing file's events as JSON lines (any format, no config)"
+        "decode", help="print landing files' events as exact JSON lines (any format, no config)"
     )
-    decode_parser.add_argument("file", help="a landing file: local path or s3:// URI")
-    decode_parser.add_argument("--limit", type=int, help="print at most this many events")
+    decode_parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="landing files or folders: local or s3://"
+    )
+    decode_parser.add_argument("--limit", type=int, help="print at most this many events per file")
     decode_parser.set_defaults(handler=_decode)
 
 
 def _decode(args: argparse.Namespace) -> int:
-    from ingestion.decode.single_file import decode_file
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    from ingestion.decode.single_file import decode_paths
     from ingestion.spark import build_session
 
     spark = build_session("lakehouse-cdc-decode")
-    for line in decode_file(spark, args.file, args.limit):
-        print(line)
+    try:
+        for line in decode_paths(spark, args.paths, args.limit):
+            print(line)
+    except (Py4JJavaError, PySparkException) as error:  # unreadable storage, not a bad line
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UserError(f"cdc decode failed: {first}") from error
     return 0
 
 

@@ -12,8 +12,10 @@ shape as an enveloped JSON line.
 from __future__ import annotations
 
 import base64
+import datetime
 import io
 import json
+import uuid
 import zlib
 from collections.abc import Iterator
 from decimal import Decimal
@@ -24,6 +26,7 @@ from ingestion.decode.types import avro_to_connect
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 RAW_SAMPLE_BYTES = 4096
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 # (file, line, raw, connect schema JSON, error)
 AvroRow = tuple[str, int, str, str | None, str | None]
@@ -50,13 +53,30 @@ def _read_long(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def _jsonable(value: Any) -> Any:
-    """Avro datum -> JSON value as Kafka Connect's JsonConverter would write it."""
+    """Avro datum -> JSON value as Kafka Connect's JsonConverter would write it.
+
+    fastavro turns Avro logical types (decimal, date, time-millis,
+    timestamp-millis, uuid) into Python objects; each goes back to the number
+    or text Connect's JsonConverter writes, so one decoder serves both formats.
+    """
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, Decimal):  # fastavro decodes decimals; Connect writes their bytes
-        unscaled = int(value.scaleb(-value.as_tuple().exponent))
+        sign, digits, _ = value.as_tuple()  # not scaleb: its context rounds to 28 digits
+        unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
         size = max(1, (unscaled.bit_length() + 8) // 8)
         return base64.b64encode(unscaled.to_bytes(size, "big", signed=True)).decode("ascii")
+    if isinstance(value, datetime.datetime):  # Connect Timestamp: timestamp-millis
+        aware = value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
+        return (aware - EPOCH) // datetime.timedelta(milliseconds=1)
+    if isinstance(value, datetime.date):  # Connect Date: days since the epoch
+        return (value - EPOCH.date()).days
+    if isinstance(value, datetime.time):  # Connect Time: time-millis, milliseconds of the day
+        return (value.hour * 3600 + value.minute * 60 + value.second) * 1000 + (
+            value.microsecond // 1000
+        )
+    if isinstance(value, uuid.UUID):
+        return str(value)
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -128,9 +148,17 @@ def decode_container(path: str, data: bytes) -> Iterator[AvroRow]:
             pos = end
             continue
         for record in records:
-            raw = "null" if record is None else json.dumps(_jsonable(record), separators=(",", ":"))
-            yield (path, line, raw, connect_schema, None)
+            yield _record_row(path, line, record, connect_schema)
             line += 1
+
+
+def _record_row(path: str, line: int, record: Any, connect_schema: str) -> AvroRow:
+    """One record as an enveloped JSON line, or a reject row if it has no JSON form."""
+    try:
+        raw = "null" if record is None else json.dumps(_jsonable(record), separators=(",", ":"))
+    except (TypeError, ValueError, OverflowError) as error:
+        return (path, line, str(record)[:RAW_SAMPLE_BYTES], None, f"Avro record: {error}")
+    return (path, line, raw, connect_schema, None)
 
 
 def _first_block(data: bytes, sync: bytes) -> int:

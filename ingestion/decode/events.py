@@ -11,6 +11,7 @@ applied leave with a reason instead of failing the job.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +20,15 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ingestion.decode.avro import decode_container
-from ingestion.decode.logical_types import to_column
-from ingestion.decode.types import FieldType, connect_fields, from_connect, incompatibility
+from ingestion.decode.logical_types import timestamp_from_millis, to_column
+from ingestion.decode.types import (
+    FieldType,
+    SchemaError,
+    decimal_type,
+    incompatibility,
+    resolve_columns,
+    version_fields,
+)
 from ingestion.ordering import any_position_column, position_column
 
 LINE_SCHEMA = "file string, line bigint, raw string, schema string, error string"
@@ -143,43 +151,58 @@ def classify(lines: DataFrame) -> DataFrame:
     ).withColumn("schema_id", F.xxhash64("schema"))
 
 
-def schema_versions(lines: DataFrame) -> dict[int, dict[str, FieldType]]:
-    """Column types of each distinct envelope schema seen in the batch (few per topic)."""
+@dataclass(frozen=True)
+class SchemaVersion:
+    """One distinct Connect schema of the batch: its columns, or why it cannot be read."""
+
+    schema_id: int
+    fields: dict[str, FieldType]
+    error: str | None = None
+
+
+def schema_versions(lines: DataFrame, position: Column) -> list[SchemaVersion]:
+    """Each distinct envelope schema of the batch (few per topic), by first source position.
+
+    Source order, not collect order, so that which type a column gets when
+    the schema changes inside the batch is the same on every run.
+    """
+    first = F.struct(position.alias("position"), "file", "line")
     rows = (
         lines.where(F.col("schema").isNotNull())
-        .select("schema_id", "schema")
-        .dropDuplicates(["schema_id"])
+        .groupBy("schema_id")
+        .agg(F.first("schema").alias("schema"), F.min(first).alias("first"))
         .collect()
     )
-    versions: dict[int, dict[str, FieldType]] = {}
+    rows.sort(key=lambda r: (r.first.position or "", r.first.file or "", r.first.line or 0))
+    versions = []
     for row in rows:
-        schema = json.loads(row.schema)
-        if schema.get("type") == "struct" and any(
-            f.get("field") == "payload" for f in schema.get("fields", [])
-        ):
-            schema = next(f for f in schema["fields"] if f.get("field") == "payload")
-        versions[row.schema_id] = (
-            connect_fields(schema, "after")
-            or connect_fields(schema, "before")
-            or {  # ExtractNewRecordState: the row itself is the struct
-                f["field"]: from_connect(f)
-                for f in schema.get("fields", [])
-                if not f.get("field", "").startswith("__")
-            }
-        )
+        try:
+            versions.append(SchemaVersion(row.schema_id, version_fields(row.schema)))
+        except SchemaError as error:
+            versions.append(SchemaVersion(row.schema_id, {}, str(error)))
     return versions
 
 
 SAMPLE_ROWS = 200
 
 
+INT64 = range(-(2**63), 2**63)
+
+
 def infer_type(values: list[Any]) -> FieldType:
-    """A column type from sample JSON values, for schemaless rows with no declared type."""
+    """A column type from sample JSON values, for schemaless rows with no declared type.
+
+    Integers beyond 64 bits (MySQL BIGINT UNSIGNED in precise or long-less
+    form) become an exact decimal of as many digits as the widest needs.
+    """
     kinds = {type(v) for v in values if v is not None}
     if kinds == {bool}:
         return FieldType("boolean")
     if kinds == {int}:
-        return FieldType("int64")
+        if all(v in INT64 for v in values if v is not None):
+            return FieldType("int64")
+        digits = max(len(str(abs(v))) for v in values if v is not None)
+        return decimal_type(max(digits, 20), 0)
     if kinds and kinds <= {int, float}:
         return FieldType("float64")
     return FieldType("string")
@@ -201,9 +224,21 @@ def _schemaless_columns(lines: DataFrame, declared: dict[str, FieldType]) -> dic
     )
     if not keys:
         return {}
-    samples = [json.loads(r.image) for r in schemaless.select(_image(lines).alias("image"))
-               .where("image is not null").limit(SAMPLE_ROWS).collect()]  # fmt: skip
+    images = (
+        schemaless.select(_image(lines).alias("image"))
+        .where("image is not null")
+        .limit(SAMPLE_ROWS)
+        .collect()
+    )
+    samples = [sample for r in images if isinstance(sample := _json_or_none(r.image), dict)]
     return {key: infer_type([s.get(key) for s in samples]) for key in keys}
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _envelope(lines: DataFrame) -> Column:
@@ -240,49 +275,71 @@ def _source(lines: DataFrame) -> Column:
     return F.when(F.col("flavour") == "unwrapped", unwrapped).otherwise(_envelope(lines)["source"])
 
 
-def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
-    """Decode classified lines into typed events; return them with the rejects."""
-    lines = lines.cache()
-    versions = schema_versions(lines)
-    declared = dict(spec.columns)
+def _position(spec: DecodeSpec, source: Column) -> Column:
+    if spec.connector == "any":
+        return any_position_column(source)
+    return position_column(spec.connector, source)
 
-    # Columns: declared first, then the ones the stream added, in first-seen order.
-    columns = dict(declared)
-    for version in versions.values():
-        for name, kind in version.items():
-            columns.setdefault(name, kind)
+
+def _columns_and_bad_versions(
+    lines: DataFrame, spec: DecodeSpec
+) -> tuple[dict[str, FieldType], list[SchemaVersion], dict[int, str]]:
+    """The batch's column types, the readable schema versions, and the rejected ones."""
+    versions = schema_versions(lines, _position(spec, _source(lines)))
+    declared = dict(spec.columns)
+    readable = [v for v in versions if v.error is None]
+    columns = resolve_columns(declared, [v.fields for v in readable])
     for name, kind in _schemaless_columns(lines, declared).items():
         columns.setdefault(name, kind)
+    bad_versions = {v.schema_id: v.error for v in versions if v.error is not None}
+    for version in readable:
+        if reason := _incompatible(version.fields, columns):
+            bad_versions[version.schema_id] = reason
+    return columns, readable, bad_versions
 
-    bad_versions = {
-        version_id: reason
-        for version_id, version in versions.items()
-        if (reason := _incompatible(version, columns))
-    }
 
-    source = _source(lines)
-    op = _op(lines)
-    values = F.from_json(_image(lines), "map<string,string>")
+def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
+    """Decode classified lines into typed events; return them with the rejects.
+
+    A line that cannot be decoded (bad JSON, unreadable or incompatible
+    schema, unknown op, a value its type cannot hold) is rejected with a
+    reason naming the cause; every other line of the file is applied.
+    """
+    lines = lines.cache()
+    columns, versions, bad_versions = _columns_and_bad_versions(lines, spec)
+    names = {name: f"_value_{index}" for index, name in enumerate(columns)}
     staged = lines.select(
-        "file",
-        "line",
-        "raw",
-        "flavour",
-        "reason",
-        "schema_id",
-        op.alias("op"),
-        source.alias("src"),
-        values.alias("values"),
+        "file", "line", "raw", "flavour", "reason", "schema_id",
+        _op(lines).alias("op"), _source(lines).alias("src"), _image(lines).alias("image"),
+    ).withColumn("values", F.from_json("image", "map<string,string>"))  # fmt: skip
+    typed = staged.select(
+        "*",
+        *[
+            _typed_column(name, target, versions, bad_versions).alias(names[name])
+            for name, target in columns.items()
+        ],
     )
+    checked = typed.where(F.col("flavour") != "tombstone").withColumn(
+        "rejection", _rejection(spec, columns, names, bad_versions)
+    )
+    rejects = checked.where(F.col("rejection").isNotNull()).select(
+        "raw", F.col("file").alias("source_file"), "line", F.col("rejection").alias("reason")
+    )
+    events = _events(checked.where(F.col("rejection").isNull()), spec, names, ingested_at)
+    return Decoded(events=events, rejects=rejects, columns=columns, lines=lines)
 
-    typed = [
-        _typed_column(name, target, versions, bad_versions).alias(name)
-        for name, target in columns.items()
-    ]
+
+def _rejection(
+    spec: DecodeSpec,
+    columns: dict[str, FieldType],
+    names: dict[str, str],
+    bad_versions: dict[int, str],
+) -> Column:
+    """Why a line cannot be applied, or null: the first failing check, in this order."""
     key_missing = F.lit(False)
     for key in spec.key:
         key_missing = key_missing | F.col("values")[key].isNull()
-    rejection = (
+    return (
         F.when(F.col("flavour") == "bad", F.col("reason"))
         .when(
             F.col("schema_id").isin(*bad_versions) if bad_versions else F.lit(False),
@@ -292,27 +349,42 @@ def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
             F.lit("unknown op '"), F.coalesce(F.col("op"), F.lit("null")), F.lit("'")
         ))
         .when(
+            F.col("image").isNotNull() & F.col("values").isNull(),
+            F.lit("row image (after / before) is not a JSON object"),
+        )
+        .when(
             (F.col("op") != "t") & (F.col("values").isNull() | key_missing)
             & F.lit(bool(spec.key)),
             F.lit(f"event has no value for key column(s) {', '.join(spec.key)}"),
         )
+        .otherwise(_undecodable(columns, names))
     )  # fmt: skip
-    checked = staged.where(F.col("flavour") != "tombstone").withColumn("rejection", rejection)
 
-    rejects = checked.where(F.col("rejection").isNotNull()).select(
-        "raw", F.col("file").alias("source_file"), "line", F.col("rejection").alias("reason")
-    )
-    position = (
-        any_position_column(F.col("src"))
-        if spec.connector == "any"
-        else position_column(spec.connector, F.col("src"))
-    )
+
+def _undecodable(columns: dict[str, FieldType], names: dict[str, str]) -> Column:
+    """The first column whose value is present but did not decode, as a reason."""
+    failures = [
+        F.when(
+            F.col("values")[name].isNotNull() & F.col(names[name]).isNull(),
+            F.concat(
+                F.lit(f"column {name}: cannot decode '"),
+                F.substring(F.col("values")[name], 1, 80),
+                F.lit(f"' as {target.spark_type}"),
+            ),
+        )
+        for name, target in columns.items()
+    ]
+    return F.coalesce(*failures) if failures else F.lit(None).cast("string")
+
+
+def _events(accepted: DataFrame, spec: DecodeSpec, names: dict[str, str], ingested_at: str):
+    """The accepted lines as events: source columns plus the `_cdc_*` columns."""
     source_ts = F.coalesce(F.col("src")["ts_ms"], F.col("src")["source_ts_ms"])
-    events = checked.where(F.col("rejection").isNull()).select(
-        *typed,
+    events = accepted.select(
+        *[F.col(column).alias(name) for name, column in names.items()],
         F.col("op").alias("_cdc_op"),
-        F.timestamp_millis(source_ts.cast("bigint")).alias("_cdc_source_ts"),
-        position.alias("_cdc_position"),
+        timestamp_from_millis(source_ts).alias("_cdc_source_ts"),
+        _position(spec, F.col("src")).alias("_cdc_position"),
         F.col("src")["db"].alias("_cdc_source_db"),
         F.concat_ws(".", F.col("src")["schema"], F.col("src")["table"]).alias("_cdc_source_table"),
         (F.col("op") == "d").alias("_cdc_is_deleted"),
@@ -323,8 +395,7 @@ def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
         F.concat_ws("|", *[F.col(k).cast("string") for k in spec.key], "_cdc_position", "_cdc_op"),
         256,
     )
-    events = events.withColumn("_cdc_event_id", event_id)
-    return Decoded(events=events, rejects=rejects, columns=columns, lines=lines)
+    return events.withColumn("_cdc_event_id", event_id)
 
 
 def _incompatible(version: dict[str, FieldType], columns: dict[str, FieldType]) -> str | None:
@@ -343,20 +414,26 @@ def _bad_version_reason(bad_versions: dict[int, str]) -> Column:
     return expression
 
 
+def _is_number(name: str) -> Column:
+    """Whether the column's JSON value is a number rather than a string (see decode_decimal)."""
+    return F.col("image").rlike(f'"{re.escape(name)}"\\s*:\\s*-?[0-9]')
+
+
 def _typed_column(
     name: str,
     target: FieldType,
-    versions: dict[int, dict[str, FieldType]],
+    versions: list[SchemaVersion],
     bad_versions: dict[int, str],
 ) -> Column:
     """One column, decoded with the encoding of the line's own schema version."""
     raw = F.col("values")[name]
-    expression = to_column(raw, target, target)  # schemaless lines: the declared encoding
-    for version_id, version in versions.items():
-        incoming = version.get(name)
-        if version_id in bad_versions or incoming is None or incoming == target:
+    number = _is_number(name)
+    expression = to_column(raw, target, target, number)  # schemaless lines: declared encoding
+    for version in versions:
+        incoming = version.fields.get(name)
+        if version.schema_id in bad_versions or incoming is None or incoming == target:
             continue
         expression = F.when(
-            F.col("schema_id") == version_id, to_column(raw, incoming, target)
+            F.col("schema_id") == version.schema_id, to_column(raw, incoming, target, number)
         ).otherwise(expression)
     return expression

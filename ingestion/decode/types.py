@@ -4,24 +4,35 @@ A landing file describes its columns in one of three ways: a Kafka Connect
 JSON schema (enveloped JSON), an Avro schema with `connect.name` properties
 (Avro files), or not at all (schemaless, unwrapped: the table config says).
 All three become `FieldType`s here, pure Python, so the rest of the decoder
-sees one vocabulary.
+sees one vocabulary. docs/contracts.md has the full mapping table.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 # Debezium / Kafka Connect logical type names and the kind each decodes to.
 LOGICAL_KINDS = {
     "io.debezium.time.Date": "date",
     "org.apache.kafka.connect.data.Date": "date",
+    "io.debezium.time.Time": "time_ms",
+    "org.apache.kafka.connect.data.Time": "time_ms",
+    "io.debezium.time.MicroTime": "time_us",
+    "io.debezium.time.NanoTime": "time_ns",
     "io.debezium.time.Timestamp": "timestamp_ms",
     "org.apache.kafka.connect.data.Timestamp": "timestamp_ms",
     "io.debezium.time.MicroTimestamp": "timestamp_us",
     "io.debezium.time.NanoTimestamp": "timestamp_ns",
     "io.debezium.time.ZonedTimestamp": "timestamp_tz",
     "io.debezium.time.IsoTimestamp": "timestamp_tz",
+    "io.debezium.data.geometry.Geometry": "geometry",
+    "io.debezium.data.geometry.Geography": "geometry",
+    "io.debezium.data.geometry.Point": "point",
 }
 PRIMITIVE_KINDS = {
     "int8": "int8",
@@ -38,6 +49,7 @@ PRIMITIVE_KINDS = {
 }
 # 8 and 16 bit integers are stored as int: Hudi merges records through Avro,
 # which has no narrower integer, and Spark's Parquet reader then fails on them.
+# Times have no Spark type: they are kept as exact `HH:MM:SS.ffffff` text.
 SPARK_TYPES = {
     "int8": "int",
     "int16": "int",
@@ -49,18 +61,30 @@ SPARK_TYPES = {
     "string": "string",
     "bytes": "binary",
     "date": "date",
+    "time_ms": "string",
+    "time_us": "string",
+    "time_ns": "string",
     "timestamp_ms": "timestamp",
     "timestamp_us": "timestamp",
     "timestamp_ns": "timestamp",
     "timestamp_tz": "timestamp",
+    "decimal_text": "string",
+    "geometry": "struct<wkb:binary,srid:int>",
+    "point": "struct<x:double,y:double,wkb:binary,srid:int>",
 }
 INT_WIDTH = {"int8": 1, "int16": 2, "int32": 3, "int64": 4}
+FLOAT_WIDTH = {"float32": 1, "float64": 2}
 DECIMAL_RE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 DEFAULT_DECIMAL_PRECISION = 38
+MAX_SPARK_PRECISION = 38
 
 
 class UnknownTypeError(ValueError):
     """A type name the decoder does not know."""
+
+
+class SchemaError(ValueError):
+    """A Connect schema that cannot be read; the lines that carry it are quarantined."""
 
 
 @dataclass(frozen=True)
@@ -68,9 +92,13 @@ class FieldType:
     """How one column is encoded in the event and which Spark type it becomes.
 
     `kind` is a primitive (int16, string, ...), a temporal logical type
-    (date, timestamp_ms, ...) or `decimal`, which then has precision, scale
-    and an `encoding`: `bytes` (precise mode, base64 in JSON), `double` or
-    `string` (Debezium's other decimal.handling.mode values).
+    (date, time_us, timestamp_ms, ...), `geometry` / `point`, `decimal`, or
+    `decimal_text` (a decimal Spark cannot hold: precision above 38, or
+    Debezium's VariableScaleDecimal), which is kept as its exact text.
+    Decimals have precision, scale and an `encoding`: `bytes` (precise mode:
+    base64 two's complement, or a JSON number with decimal.format=NUMERIC),
+    `double` or `string` (Debezium's other decimal.handling.mode values), or
+    `variable` (a {scale, value} struct per value).
     """
 
     kind: str
@@ -88,9 +116,27 @@ class FieldType:
     def family(self) -> str:
         if self.kind in INT_WIDTH:
             return "int"
+        if self.kind in FLOAT_WIDTH:
+            return "float"
         if self.kind.startswith("timestamp"):
             return "timestamp"
+        if self.kind.startswith("time_"):
+            return "time"
         return self.kind
+
+
+def decimal_type(precision: int, scale: int, encoding: str = "bytes") -> FieldType:
+    """A decimal: Spark's DecimalType(p, s) when it fits, exact text when it cannot.
+
+    A scale above the precision (PostgreSQL allows numeric(3,5)) needs a
+    precision of `scale` in Spark; a negative scale or more than 38 digits has
+    no Spark decimal at all.
+    """
+    if precision < 1:
+        raise SchemaError(f"invalid decimal precision {precision}")
+    if scale < 0 or max(precision, scale) > MAX_SPARK_PRECISION:
+        return FieldType("decimal_text", precision, scale, encoding)
+    return FieldType("decimal", max(precision, scale), scale, encoding)
 
 
 def parse_config_type(text: str, decimal_handling: str = "precise") -> FieldType:
@@ -99,34 +145,147 @@ def parse_config_type(text: str, decimal_handling: str = "precise") -> FieldType
     match = DECIMAL_RE.match(text)
     if match:
         encoding = {"precise": "bytes", "double": "double", "string": "string"}[decimal_handling]
-        return FieldType("decimal", int(match[1]), int(match[2]), encoding)
-    if text in SPARK_TYPES:
+        if int(match[2]) > int(match[1]):
+            raise UnknownTypeError(f"decimal scale above its precision in '{text}'")
+        return decimal_type(int(match[1]), int(match[2]), encoding)
+    if text in SPARK_TYPES and text != "decimal_text":
         return FieldType(text)
     raise UnknownTypeError(f"unknown column type '{text}'")
 
 
+def from_spark_type(simple: str) -> FieldType:
+    """The kind of a bronze column from its Spark type (`DataType.simpleString()`)."""
+    match = DECIMAL_RE.match(simple)
+    if match:
+        return FieldType("decimal", int(match[1]), int(match[2]), "bytes")
+    by_spark = {"smallint": "int16", "tinyint": "int8", "int": "int32", "bigint": "int64",
+                "float": "float32", "double": "float64", "timestamp": "timestamp_us",
+                "boolean": "boolean", "date": "date", "binary": "bytes",
+                SPARK_TYPES["geometry"]: "geometry", SPARK_TYPES["point"]: "point"}  # fmt: skip
+    return FieldType(by_spark.get(simple, "string"))
+
+
+def _int_parameter(params: dict, key: str, name: str, default: int | None = None) -> int:
+    value = params.get(key, default)
+    if value is None:
+        raise SchemaError(f"field {name}: Decimal schema has no '{key}' parameter")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise SchemaError(f"field {name}: Decimal parameter '{key}' is not a number") from None
+
+
 def from_connect(field: dict) -> FieldType:
     """A field of a Kafka Connect JSON schema (JsonConverter, schemas.enable=true)."""
+    if not isinstance(field, dict):
+        raise SchemaError(f"schema field is not an object: {str(field)[:80]}")
     name = field.get("name") or ""
-    if name == "org.apache.kafka.connect.data.Decimal":
+    label = str(field.get("field", "?"))
+    if name == DECIMAL:
         params = field.get("parameters") or {}
-        precision = int(params.get("connect.decimal.precision", DEFAULT_DECIMAL_PRECISION))
-        return FieldType("decimal", min(precision, 38), int(params.get("scale", 0)), "bytes")
+        if not isinstance(params, dict):
+            raise SchemaError(f"field {label}: Decimal parameters are not an object")
+        scale = _int_parameter(params, "scale", label)
+        precision = _int_parameter(
+            params, "connect.decimal.precision", label, DEFAULT_DECIMAL_PRECISION
+        )
+        try:
+            return decimal_type(precision, scale)
+        except SchemaError as error:
+            raise SchemaError(f"field {label}: {error}") from None
+    if name == VARIABLE_SCALE_DECIMAL:
+        return FieldType("decimal_text", 0, 0, "variable")
     if name in LOGICAL_KINDS:
         return FieldType(LOGICAL_KINDS[name])
     kind = PRIMITIVE_KINDS.get(field.get("type", ""))
     if kind is None:
-        # Structs, arrays, maps, variable-scale decimals: kept as their JSON text.
+        # Structs, arrays (PostgreSQL arrays), maps: kept as their exact JSON text.
         return FieldType("string")
     return FieldType(kind)
+
+
+def _struct_fields(fields: object, where: str) -> dict[str, FieldType]:
+    if not isinstance(fields, list):
+        raise SchemaError(f"malformed schema: '{where}' has no list of fields")
+    out: dict[str, FieldType] = {}
+    for index, field in enumerate(fields):
+        name = field.get("field") if isinstance(field, dict) else None
+        if not isinstance(name, str) or not name:
+            raise SchemaError(f"malformed schema: field {index} of '{where}' has no name")
+        out[name] = from_connect(field)
+    return out
 
 
 def connect_fields(schema: dict, part: str) -> dict[str, FieldType]:
     """Column types of the `after` (or `before`) struct of a Debezium envelope schema."""
     for field in schema.get("fields") or []:
-        if field.get("field") == part:
-            return {f["field"]: from_connect(f) for f in field.get("fields") or []}
+        if isinstance(field, dict) and field.get("field") == part:
+            return _struct_fields(field.get("fields") or [], part)
     return {}
+
+
+def version_fields(schema_text: str) -> dict[str, FieldType]:
+    """Column types a line's Connect schema declares; SchemaError if it cannot be read.
+
+    The schema is the envelope's (types from `after`, else `before`), or for
+    ExtractNewRecordState rows the row's own struct, `__` fields left out.
+    """
+    try:
+        schema = json.loads(schema_text)
+    except ValueError:
+        raise SchemaError("malformed schema: not JSON") from None
+    if not isinstance(schema, dict):
+        raise SchemaError("malformed schema: not a JSON object")
+    fields = schema.get("fields") or []
+    payload = [f for f in fields if isinstance(f, dict) and f.get("field") == "payload"]
+    if schema.get("type") == "struct" and payload:
+        schema = payload[0]
+    found = connect_fields(schema, "after") or connect_fields(schema, "before")
+    if found:
+        return found
+    own = _struct_fields(schema.get("fields") or [], "value")
+    return {name: kind for name, kind in own.items() if not name.startswith("__")}
+
+
+def widen(current: FieldType, incoming: FieldType) -> FieldType | None:
+    """The wider of two types when one widens into the other losslessly, else None.
+
+    int8 -> int16 -> int32 -> int64, float32 -> float64, and a decimal whose
+    precision grows at the same scale; the widest wins whichever came first.
+    """
+    if current == incoming:
+        return current
+    if current.family == incoming.family == "int":
+        return max(current, incoming, key=lambda t: INT_WIDTH[t.kind])
+    if current.family == incoming.family == "float":
+        return max(current, incoming, key=lambda t: FLOAT_WIDTH[t.kind])
+    decimals = {"decimal", "decimal_text"}
+    if (
+        current.kind in decimals
+        and incoming.kind in decimals
+        and current.encoding == incoming.encoding == "bytes"
+        and current.scale == incoming.scale
+    ):
+        return max(current, incoming, key=lambda t: t.precision)
+    return None
+
+
+def resolve_columns(
+    declared: dict[str, FieldType], versions: Iterable[dict[str, FieldType]]
+) -> dict[str, FieldType]:
+    """The batch's columns: declared ones as declared, new ones widened across versions.
+
+    `versions` must come in source-position order, so the type of a column
+    that changes incompatibly is the first one the source wrote, every run.
+    """
+    columns = dict(declared)
+    for version in versions:
+        for name, kind in version.items():
+            if name not in columns:
+                columns[name] = kind
+            elif name not in declared:
+                columns[name] = widen(columns[name], kind) or columns[name]
+    return columns
 
 
 def avro_to_connect(schema: dict | str | list) -> dict:
@@ -185,7 +344,7 @@ def incompatibility(incoming: FieldType, table: FieldType) -> str | None:
     integer and fraction digits both fit, any decimal encoding of the same
     decimal, or anything into a string column.
     """
-    if table.kind == "string" or incoming == table:
+    if table.spark_type == "string" or incoming == table:
         return None
     if incoming.family == table.family == "int":
         if INT_WIDTH[incoming.kind] <= INT_WIDTH[table.kind]:
@@ -203,6 +362,6 @@ def incompatibility(incoming: FieldType, table: FieldType) -> str | None:
             return None
     elif (
         incoming.family == table.family and incoming.family in ("timestamp", "date", "boolean")
-    ) or (table.kind == "float64" and incoming.kind in ("float32", "float64")):
+    ) or (table.kind == "float64" and incoming.family == "float"):
         return None
     return f"type {incoming.spark_type} cannot be stored in a {table.spark_type} column"
