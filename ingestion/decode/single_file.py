@@ -38,6 +38,8 @@ from ingestion.sources.landing import to_hadoop_uri
 TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
 HIDDEN_PREFIXES = ("_", ".")
 NESTED = (T.StructType, T.ArrayType, T.MapType)
+# Printed as they come from Spark: nested values as JSON, decimals as their exact text.
+RAW_JSON = (*NESTED, T.DecimalType)
 
 
 def decode_file(spark: SparkSession, path: str, limit: int | None = None) -> Iterator[str]:
@@ -77,7 +79,7 @@ def decode_paths(
 
 def _event_lines(events: DataFrame) -> Iterator[str]:
     names = events.columns
-    nested = {f.name for f in events.schema.fields if isinstance(f.dataType, NESTED)}
+    nested = {f.name for f in events.schema.fields if isinstance(f.dataType, RAW_JSON)}
     for row in _printable(events).toLocalIterator():
         values = [
             _RawJson(v) if name in nested and v is not None else v
@@ -125,7 +127,7 @@ def _printable_column(field: T.StructField) -> Column:
         column = F.date_format(column, TIMESTAMP_FORMAT)
     elif isinstance(field.dataType, NESTED):
         column = F.to_json(column)
-    elif isinstance(field.dataType, T.DateType):
+    elif isinstance(field.dataType, T.DecimalType | T.DateType):  # decimals: every digit
         column = column.cast("string")
     elif isinstance(field.dataType, T.BinaryType):
         column = F.base64(column)
@@ -133,7 +135,7 @@ def _printable_column(field: T.StructField) -> Column:
 
 
 class _RawJson(str):
-    """Text already in JSON form (a struct serialised by Spark)."""
+    """Text already in JSON form: a struct serialised by Spark, a decimal's digits."""
 
 
 def json_line(names: Sequence[str], values: Sequence[Any]) -> str:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from ingestion.config import load_tables
 from ingestion.decode.single_file import decode_paths
 from ingestion.decode.values import decimal_text
+from ingestion.engine import QUARANTINE
 
 from .bronze import run_ingest, settings_for, spark_rows
 from .debezium_events import (
@@ -86,8 +87,8 @@ def events_file(folder: Path, batch: list[Case]) -> list[str]:
     ]
 
 
-@given(st.lists(cases(), min_size=30, max_size=30))
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(cases(), min_size=12, max_size=12))
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_cdc_decode_prints_every_decimal_exactly(spark, batch: list[Case]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "decimals.json"
@@ -95,8 +96,9 @@ def test_cdc_decode_prints_every_decimal_exactly(spark, batch: list[Case]) -> No
         rows = [json.loads(line, parse_float=Decimal) for line in decode_paths(spark, [str(path)])]
     assert len(rows) == len(batch)
     for row in rows:
-        value = row[f"c{row['id']}"]
-        assert format(value, "f") == batch[row["id"]].expected, batch[row["id"]]
+        value = row[f"c{row['id']}"]  # a scale-0 decimal prints as a JSON integer
+        text = format(value, "f") if isinstance(value, Decimal) else str(value)
+        assert text == batch[row["id"]].expected, batch[row["id"]]
 
 
 def seeded_cases(count: int) -> list[Case]:
@@ -114,7 +116,7 @@ def seeded_cases(count: int) -> list[Case]:
 
 
 def test_ingest_stores_every_decimal_exactly(spark, tmp_path: Path) -> None:
-    batch = seeded_cases(40)
+    batch = seeded_cases(16)
     landing = tmp_path / "landing"
     write_lines(landing, "shop.public.decimals", 0, events_file(tmp_path, batch))
     table = dataclasses.replace(
@@ -123,7 +125,10 @@ def test_ingest_stores_every_decimal_exactly(spark, tmp_path: Path) -> None:
     )  # fmt: skip
     conf = settings_for(landing, tmp_path / "lake")
     result = run_ingest(spark, conf, [table])["decimals"]
-    assert result.quarantined == 0
+    if result.quarantined:
+        quarantine = spark_rows(spark, conf, "decode_decimals", QUARANTINE)
+        reasons = {batch[r["line"]]: r["reason"] for r in quarantine}
+        raise AssertionError(f"quarantined: {reasons}")
     rows = {r["id"]: r for r in spark_rows(spark, conf, "decode_decimals", "decimals")}
     assert len(rows) == len(batch)
     for index, case in enumerate(batch):

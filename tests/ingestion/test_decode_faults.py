@@ -41,8 +41,10 @@ def order(order_id: int, amount: str, lsn: int, spot: object = None) -> dict:
 def with_fields(event: dict, change) -> dict:
     """The event with its before/after schema changed by `change(fields)`."""
     event = copy.deepcopy(event)
+    row = copy.deepcopy(event["schema"]["fields"][0]["fields"])
+    change(row)
     for part in event["schema"]["fields"][:2]:
-        change(part["fields"])
+        part["fields"] = row
     return event
 
 
