@@ -190,7 +190,7 @@ class JobRunner:
         from lakehouse.ingest_command import summary_table
 
         tables = select_tables(load_tables(), list(step.tables) or None)
-        results = ingest(self.spark(), self.conf, tables, self.log)
+        results = ingest(self.spark(), self.conf, tables, self.log).tables
         console.print(summary_table(results))
         self.touched = [r.table for r in results if r.committed]
         record.detail = {
