@@ -142,8 +142,8 @@ def wait_until_healthy(server: subprocess.Popen, url: str, what: str) -> None:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     return
-        except (urllib.error.URLError, ConnectionError):
-            pass
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass  # not up yet, or too busy to answer in time (a loaded machine)
         try:
             server.wait(timeout=0.2)
         except subprocess.TimeoutExpired:
