@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from ingestion.errors import UserError
-from ingestion.sources.landing import to_hadoop_uri
+from ingestion.paths import to_hadoop_uri
 
 
 def ensure_database(spark: SparkSession, database: str, location: str) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
-from ingestion.sources.landing import to_hadoop_uri
+from ingestion.paths import to_hadoop_uri
 
 PREFIX = "lakehouse."
 KEY = PREFIX + "checkpoint"
@@ -44,6 +44,16 @@ class Checkpoint:
             offsets={int(p): int(o) for p, o in data.get("offsets", {}).items()},
             files=tuple(data.get("files", [])),
         )
+
+
+def oldest(checkpoints: list[Checkpoint]) -> dict[int, int]:
+    """Per partition, the lowest offset any of the tables committed (-1: not yet read).
+
+    After a crash between the changelog and the bronze commit, the table that
+    is behind catches up from here; the other ignores what it already has.
+    """
+    partitions = {p for checkpoint in checkpoints for p in checkpoint.offsets}
+    return {p: min(c.offsets.get(p, -1) for c in checkpoints) for p in sorted(partitions)}
 
 
 def write_options(checkpoint: Checkpoint) -> dict[str, str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from ingestion.config import TableConfig
-from ingestion.sources.landing import to_hadoop_uri
+from ingestion.paths import to_hadoop_uri
 
 ORDERING_COLUMN = {"source_position": "_cdc_position", "source_ts": "_cdc_source_ts"}
 HARD_DELETE_COLUMN = "_hoodie_is_deleted"

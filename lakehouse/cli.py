@@ -161,21 +161,23 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _jobs(args: argparse.Namespace) -> int:
-    from lakehouse.scheduler import jobs
+    from lakehouse.scheduler.jobs_file import load_jobs
+    from lakehouse.scheduler.lock import JobLockedError
+    from lakehouse.scheduler.run import EXIT_FAILED, EXIT_LOCKED, run_job
 
     if args.action == "list":
-        for job in jobs.load_jobs().values():
+        for job in load_jobs().values():
             steps = " -> ".join(step.name for step in job.steps)
             output.say(f"{job.name:8} {job.schedule:12} {steps}  ({job.description})")
         return 0
     if not args.name:
         raise UserError("which job? `lakehouse jobs run NAME` (see `lakehouse jobs list`)")
     try:
-        record = jobs.run_job(args.name, log=output.say)
-    except jobs.JobLockedError as error:
+        record = run_job(args.name, log=output.say)
+    except JobLockedError as error:
         output.error(str(error))
-        return jobs.EXIT_LOCKED
-    return 0 if record.status == "success" else jobs.EXIT_FAILED
+        return EXIT_LOCKED
+    return 0 if record.status == "success" else EXIT_FAILED
 
 
 def _jobs_parser(commands: argparse._SubParsersAction) -> None:

@@ -7,14 +7,15 @@ Exit codes: 0 all applied, 3 applied but some records were quarantined
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from rich.table import Table
 
 from ingestion.config import load_tables, select_tables
-from ingestion.engine import TableResult, ingest
+from ingestion.engine import ingest
 from ingestion.preflight import check_run
+from ingestion.results import TableResult
 from ingestion.settings import load_settings
 from ingestion.spark import build_session
 from lakehouse.output import console
@@ -22,7 +23,7 @@ from lakehouse.output import console
 EXIT_QUARANTINED = 3
 
 
-def summary_table(results: list[TableResult]) -> Table:
+def summary_table(results: Sequence[TableResult]) -> Table:
     """The per-table closing summary."""
     table = Table(title="ingest summary", title_justify="left")
     for column in ("table", "files", "events r/c/u/d/t", "tombstones", "upserted", "deleted",
@@ -57,14 +58,12 @@ def run_ingest(
         started = time.monotonic()
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         record = conf.home / "runs" / f"ingest-{stamp}.json"
-        results = ingest(spark, conf, selected, log, run_record=record)
-        console.print(summary_table(results))
-        total = sum(sum(r.events.values()) for r in results)
-        bad = sum(r.quarantined for r in results)
-        quarantined = quarantined or bad > 0
+        run = ingest(spark, conf, selected, log, run_record=record)
+        console.print(summary_table(run.tables))
+        quarantined = quarantined or run.quarantined > 0
         log(
-            f"ingested {total:,} events from {sum(r.files for r in results)} files into "
-            f"{sum(r.committed for r in results)} table(s), {bad} quarantined, "
+            f"ingested {run.events:,} events from {run.files} files into "
+            f"{len(run.touched)} table(s), {run.quarantined} quarantined, "
             f"in {time.monotonic() - started:.1f}s; run record {record}"
         )
         runs += 1

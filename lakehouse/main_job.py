@@ -13,11 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ingestion.errors import UserError
-from ingestion.settings import settings
+from ingestion.settings import Settings, settings
 from lakehouse import stack
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.cdc.generate.report import ProgressBar, print_summary
-from lakehouse.scheduler.jobs import run_job
+from lakehouse.scheduler.records import JobRecord
+from lakehouse.scheduler.run import run_job
 from lakehouse.services import dashboard_server, docs_site
 
 
@@ -56,15 +57,16 @@ def run_main_job(scale: float, log: Callable[[str], None] = print) -> int:
     log("4/4 documentation site and dashboard")
     site = docs_site.serve(conf, log)
     board = dashboard_server.up(conf, log)
-    events = sum(
-        table.get("events", 0)
-        for step in record.steps
-        if step.name == "ingest"
-        for table in step.detail.values()
-        if isinstance(table, dict)
-    )
-    log(
-        f"done in {time.monotonic() - started:.0f}s: {events:,} events in bronze, marts built.\n"
+    log(closing_message(conf, record, site, board, time.monotonic() - started))
+    return 0
+
+
+def closing_message(
+    conf: Settings, record: JobRecord, site: str, board: str, seconds: float
+) -> str:
+    """Where everything is; the event total comes from the ingest steps' typed details."""
+    return (
+        f"done in {seconds:.0f}s: {record.ingested_events:,} events in bronze, marts built.\n"
         f"  SQL:   jdbc:hive2://{conf.thrift_host}:{conf.thrift_port} "
         f"({conf.bronze_database}.*, {conf.marts_schema}.*), "
         "or `.venv/bin/lakehouse dbt -- show ...`\n"
@@ -74,4 +76,3 @@ def run_main_job(scale: float, log: Callable[[str], None] = print) -> int:
         f"  stop:  `.venv/bin/lakehouse dashboard down; .venv/bin/lakehouse docs stop; "
         f".venv/bin/lakehouse stack down`"
     )
-    return 0

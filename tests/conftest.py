@@ -109,7 +109,7 @@ def daily_job(spark):
     """
     from ingestion.settings import settings
     from lakehouse.cdc.generate import GenerateOptions, generate
-    from lakehouse.scheduler.jobs import run_job
+    from lakehouse.scheduler.run import run_job
 
     conf = settings()
     generate(GenerateOptions(out=conf.landing, scale=0.01, change_batches=1))

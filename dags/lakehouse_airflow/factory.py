@@ -24,7 +24,7 @@ from typing import Any
 from airflow.sdk import DAG, TaskGroup, task
 
 from ingestion.config import load_tables
-from lakehouse.scheduler.jobs import Job, Step, load_jobs
+from lakehouse.scheduler.jobs_file import Job, Step, load_jobs
 from lakehouse_airflow import steps
 from lakehouse_airflow.dbt_group import dbt_build_group
 

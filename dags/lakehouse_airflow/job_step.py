@@ -17,13 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ingestion.errors import UserError
 from ingestion.settings import settings
 from lakehouse import output
-from lakehouse.scheduler.jobs import JobRunner, get_job
+from lakehouse.scheduler.jobs_file import get_job
+from lakehouse.scheduler.records import to_dict
+from lakehouse.scheduler.steps import JobRunner
 
 
 def _names(value: str) -> list[str]:
@@ -52,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     runner = JobRunner(job, conf, output.say)
     runner.touched = list(args.touched)
     record = runner.run_step(step)
-    args.result.write_text(json.dumps({**asdict(record), "touched": runner.touched}))
+    args.result.write_text(json.dumps({**to_dict(record), "touched": runner.touched}))
     return 1 if record.status == "failed" else 0
 
 

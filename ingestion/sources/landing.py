@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+
+from ingestion.checkpoint import Checkpoint
+from ingestion.decode.events import read_lines
+from ingestion.paths import to_hadoop_uri as to_hadoop_uri  # re-exported: callers import it here
+from ingestion.sources.base import SourceBatch
 
 log = logging.getLogger(__name__)
 
@@ -27,15 +33,6 @@ class LandingFile:
     offset: int
     path: str
     format: str  # json or avro, from the extension the sink gives each format
-
-
-def to_hadoop_uri(uri: str) -> str:
-    """s3:// (boto3, users) -> s3a:// (Hadoop); local paths -> file: URIs."""
-    if uri.startswith("s3://"):
-        return "s3a://" + uri[len("s3://") :]
-    if "://" in uri or uri.startswith("file:"):
-        return uri
-    return "file://" + uri
 
 
 def parse_file_name(path: str, topic: str) -> LandingFile | None:
@@ -78,3 +75,36 @@ def advance(committed: dict[int, int], consumed: list[LandingFile]) -> dict[int,
             offsets.get(landing_file.partition, -1), landing_file.offset
         )
     return offsets
+
+
+def plan_files(
+    topic: str, listed: list[LandingFile], committed: Mapping[int, int]
+) -> SourceBatch[LandingFile]:
+    """The new files of a listing and the checkpoint after them (pure).
+
+    Only the partitions the listing has are carried into the checkpoint.
+    """
+    behind = {p: committed.get(p, -1) for p in {f.partition for f in listed}}
+    files = new_files(listed, behind)
+    checkpoint = Checkpoint(topic, advance(behind, files), tuple(f.path for f in files))
+    return SourceBatch(tuple(files), checkpoint)
+
+
+class LandingSource:
+    """The `Source` of a topic's sink files in the landing zone."""
+
+    def __init__(self, spark: SparkSession, landing: str, topic: str) -> None:
+        self.spark = spark
+        self.landing = landing
+        self.topic = topic
+
+    def pending(self, committed: Mapping[int, int]) -> SourceBatch[LandingFile]:
+        listed = list_topic_files(self.spark, self.landing, self.topic)
+        return plan_files(self.topic, listed, committed)
+
+    def read(self, batch: SourceBatch[LandingFile]) -> DataFrame:
+        return read_lines(
+            self.spark,
+            [f.path for f in batch.items if f.format == "json"],
+            [f.path for f in batch.items if f.format == "avro"],
+        )

@@ -28,16 +28,16 @@ def main() -> None:
     started = time.monotonic()
     spark = build_session("lakehouse-bench-ours", conf)
     ready = time.monotonic()
-    results = ingest(spark, conf, tables, log=print)
+    run = ingest(spark, conf, tables, log=print)
     done = time.monotonic()
     spark.stop()
     report_result(
         {
-            "events": sum(sum(r.events.values()) for r in results),
-            "quarantined": sum(r.quarantined for r in results),
+            "events": run.events,
+            "quarantined": run.quarantined,
             "startup_seconds": round(ready - started, 2),
             "work_seconds": round(done - ready, 2),
-            "tables": {r.table: r.seconds for r in results},
+            "tables": {r.table: r.seconds for r in run.tables},
         }
     )
 

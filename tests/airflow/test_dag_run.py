@@ -25,7 +25,7 @@ import pytest
 
 from ingestion.checkpoint import read_checkpoint
 from ingestion.config import load_tables
-from ingestion.engine import table_path
+from ingestion.paths import table_path
 from ingestion.settings import settings
 from ingestion.sources.landing import LandingFile, parse_file_name
 from tests.airflow.airflow_cli import HERE, run_airflow

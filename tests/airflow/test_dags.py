@@ -14,7 +14,7 @@ import pytest
 
 from ingestion.config import load_tables
 from ingestion.settings import settings
-from lakehouse.scheduler.jobs import Job, load_jobs
+from lakehouse.scheduler.jobs_file import Job, load_jobs
 
 PREFIX = "lakehouse__"
 JOBS = load_jobs()

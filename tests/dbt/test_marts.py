@@ -123,8 +123,8 @@ def built(daily_job, tmp_path_factory):
 def test_build_passes_with_tests_and_unit_tests(built) -> None:
     *_, job = built
     build = next(step for step in job.steps if step.name == "build")
-    assert set(build.detail["statuses"]) <= {"success", "pass", "no-op"}, build.detail
-    kinds = build.detail["kinds"]
+    assert set(build.detail.statuses) <= {"success", "pass", "no-op"}, build.detail
+    kinds = build.detail.kinds
     assert kinds["test"] >= 100
     assert kinds["unit_test"] >= 5
     assert kinds["model"] >= 20

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ingestion.config import TableConfig, load_tables
-from ingestion.engine import TableResult, ingest, table_path
+from ingestion.engine import ingest
+from ingestion.paths import table_path, to_hadoop_uri
+from ingestion.results import TableResult
 from ingestion.settings import Settings, load_settings
-from ingestion.sources.landing import to_hadoop_uri
 from lakehouse import stack
 from lakehouse.cdc.generate import GenerateOptions, generate
 
@@ -36,7 +37,7 @@ def tables_for(database: str, names: tuple[str, ...] = TABLES, **changes: Any) -
 
 
 def run_ingest(spark, conf: Settings, tables: list[TableConfig]) -> dict[str, TableResult]:
-    return {r.table: r for r in ingest(spark, conf, tables, log=lambda _: None)}
+    return {r.table: r for r in ingest(spark, conf, tables, log=lambda _: None).tables}
 
 
 def expected(landing: Path, table: str) -> list[dict]:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ingestion.config import load_tables
 from ingestion.decode.single_file import decode_paths
 from ingestion.decode.values import decimal_text
-from ingestion.engine import QUARANTINE
+from ingestion.paths import QUARANTINE
 
 from .bronze import run_ingest, settings_for, spark_rows
 from .debezium_events import (

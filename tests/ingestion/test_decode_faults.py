@@ -14,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from ingestion.config import load_tables
-from ingestion.engine import QUARANTINE, table_path
+from ingestion.paths import QUARANTINE, table_path
 from ingestion.sources.landing import to_hadoop_uri
 
 from .bronze import run_ingest, settings_for, spark_rows

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ingestion.engine import table_path
+from ingestion.paths import table_path
 
 from .bronze import differences, expected, make_landing, run_ingest, settings_for, spark_rows
 from .bronze import tables_for as bronze_tables

@@ -10,8 +10,7 @@ import fastavro
 import pytest
 
 from ingestion.config import load_tables
-from ingestion.engine import QUARANTINE, table_path
-from ingestion.sources.landing import to_hadoop_uri
+from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
 from lakehouse.cdc.generate import GenerateOptions, generate
 
 from .bronze import (

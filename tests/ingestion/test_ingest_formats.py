@@ -9,7 +9,8 @@ import pytest
 
 from ingestion.checkpoint import read_checkpoint
 from ingestion.config import TableConfig
-from ingestion.engine import TableResult, table_path
+from ingestion.paths import table_path
+from ingestion.results import TableResult
 from ingestion.settings import Settings
 
 from .bronze import (

@@ -15,14 +15,11 @@ from typing import ClassVar
 import pytest
 
 from ingestion.settings import settings
-from lakehouse.scheduler.jobs import (
-    EXIT_FAILED,
-    EXIT_LOCKED,
-    job_lock,
-    load_jobs,
-    run_job,
-    touched_selector,
-)
+from lakehouse.scheduler.jobs_file import load_jobs
+from lakehouse.scheduler.lock import job_lock
+from lakehouse.scheduler.records import SkippedDetail
+from lakehouse.scheduler.run import EXIT_FAILED, EXIT_LOCKED, run_job
+from lakehouse.scheduler.steps import touched_selector
 
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
 TABLES = {"category", "date", "event", "venue", "listing", "sales", "users"}
@@ -37,24 +34,24 @@ def test_daily_job_runs_every_step_and_keeps_a_run_record(daily_job) -> None:
         ("docs", "success"),
     ]
     ingest, freshness, build, _ = daily_job.steps
-    tables = {name: detail for name, detail in ingest.detail.items() if isinstance(detail, dict)}
+    tables = ingest.detail.tables
     assert set(tables) == TABLES
-    assert all(t["events"] > 0 and t["upserted"] > 0 for t in tables.values())
-    assert freshness.detail["statuses"].keys() <= {"pass"}
-    assert build.detail["nodes"] >= 300
+    assert all(t.events > 0 and t.upserted > 0 for t in tables.values())
+    assert freshness.detail.statuses.keys() <= {"pass"}
+    assert build.detail.nodes >= 300
     record = json.loads(Path(daily_job.record).read_text())
     assert record["status"] == "success"
     assert [s["name"] for s in record["steps"]] == ["ingest", "freshness", "build", "docs"]
-    assert record["steps"][0]["detail"]["sales"]["events"] == tables["sales"]["events"]
+    assert record["steps"][0]["detail"]["tables"]["sales"]["events"] == tables["sales"].events
 
 
 def test_hourly_job_with_nothing_new_skips_the_build(daily_job, spark) -> None:
     record = run_job("hourly", settings(), log=lambda _: None, spark=spark)
     assert record.status == "success"
     ingest, build = record.steps
-    assert all(t["files"] == 0 for t in ingest.detail.values())
+    assert all(t.files == 0 for t in ingest.detail.tables.values())
     assert build.status == "skipped"
-    assert build.detail == {"reason": "no new data in any dbt source"}
+    assert build.detail == SkippedDetail("no new data in any dbt source")
 
 
 def test_touched_selects_the_changed_sources_and_their_changelogs() -> None:

@@ -1,0 +1,92 @@
+"""Steps 2 and 3 of a table's run: decode the planned batch, then count it once.
+
+Decoding reads the bronze table's current columns first, so that columns added
+by earlier runs keep their types. Counting is one Spark job over the three
+decoded frames, which also fills the events and rejects caches that the
+commits then read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ingestion.decode.events import DecodeSpec, classify, decode
+from ingestion.decode.types import FieldType, from_spark_type
+from ingestion.paths import to_hadoop_uri
+from ingestion.plan import TablePlan
+from ingestion.results import BatchCounts, BronzeCounts
+from ingestion.sources.base import Source
+
+
+@dataclass(frozen=True)
+class DecodedBatch:
+    """The decoded batch, cached until its commits are done."""
+
+    events: DataFrame  # source columns + _cdc_* + _cdc_event_id, truncates included
+    rejects: DataFrame  # raw, source_file, line, reason
+    lines: DataFrame  # the classified lines
+    columns: tuple[str, ...]  # source columns, config order then new ones
+
+    def unpersist(self) -> None:
+        for frame in (self.rejects, self.events, self.lines):
+            frame.unpersist()
+
+
+def field_types(schema: T.StructType) -> dict[str, FieldType]:
+    """Source column types of a bronze schema (Hudi's and our `_cdc_` columns left out)."""
+    return {
+        column.name: from_spark_type(column.dataType.simpleString())
+        for column in schema.fields
+        if not column.name.startswith(("_hoodie", "_cdc_"))
+    }
+
+
+def existing_columns(spark: SparkSession, plan: TablePlan) -> dict[str, FieldType]:
+    """Source columns the bronze table already has (including ones added by evolution)."""
+    if not plan.bronze_exists:
+        return {}
+    return field_types(spark.read.format("hudi").load(to_hadoop_uri(plan.paths.bronze)).schema)
+
+
+def decode_batch(
+    spark: SparkSession, plan: TablePlan, source: Source[Any], ingested_at: str
+) -> DecodedBatch:
+    """Read the plan's batch from its source and decode it; events and rejects cached."""
+    table = plan.table
+    declared = {**existing_columns(spark, plan), **table.columns}
+    spec = DecodeSpec(table.source.connector, table.key, declared)
+    decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)
+    return DecodedBatch(
+        events=decoded.events.cache(),
+        rejects=decoded.rejects.cache(),
+        lines=decoded.lines,
+        columns=tuple(decoded.columns),
+    )
+
+
+def count_batch(batch: DecodedBatch) -> BatchCounts:
+    """Flavours of the lines, ops of the events and the rejects: one Spark job, not three."""
+    counted = (
+        batch.lines.select(F.lit("flavour").alias("kind"), F.col("flavour").alias("value"))
+        .unionByName(
+            batch.events.select(F.lit("op").alias("kind"), F.col("_cdc_op").alias("value"))
+        )
+        .unionByName(batch.rejects.select(F.lit("reject").alias("kind"), F.lit("").alias("value")))
+        .groupBy("kind", "value")
+        .count()
+    )
+    return BatchCounts.from_rows((r["kind"], r["value"], r["count"]) for r in counted.collect())
+
+
+def count_bronze(bronze: DataFrame) -> BronzeCounts:
+    """Deleted and upserted rows of a bronze commit: one Spark job, not two."""
+    row = bronze.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.count(F.when(F.col("_cdc_is_deleted"), True)).alias("deleted"),
+    ).first()
+    return BronzeCounts.from_totals(rows=row["rows"], deleted=row["deleted"])

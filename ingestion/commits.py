@@ -1,0 +1,88 @@
+"""Steps 4 to 7 of a table's run: the Hudi commits, then the catalog entries.
+
+The engine calls them in the exactly-once order its module docstring gives:
+quarantine, changelog, bronze. The changelog and bronze commits carry the
+plan's checkpoint in their commit metadata; the quarantine needs none, as its
+rows are keyed by file and line and a rerun overwrites them.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ingestion import catalog, hudi_writer
+from ingestion.checkpoint import table_exists, write_options
+from ingestion.decode.events import CDC_COLUMNS
+from ingestion.locks import table_lock
+from ingestion.paths import QUARANTINE
+from ingestion.plan import TablePlan
+from ingestion.settings import Settings
+
+def write_quarantine(
+    spark: SparkSession, conf: Settings, plan: TablePlan, rejects: DataFrame, ingested_at: str
+) -> None:
+    """Upsert the batch's rejected lines, with their reason, into the database's quarantine."""
+    table = plan.table
+    quarantine = rejects.select(
+        "raw",
+        "source_file",
+        "line",
+        F.lit(table.name).alias("table_name"),
+        "reason",
+        F.lit(ingested_at).cast("timestamp").alias("quarantined_at"),
+    )
+    # One quarantine table per database, shared by every bronze table's run:
+    # the same writer lock as a table's, across threads and processes.
+    with table_lock(conf.home, table.database, QUARANTINE, conf.lock_wait_seconds):
+        new_quarantine = not table_exists(spark, plan.paths.quarantine)
+        hudi_writer.write(
+            quarantine,
+            plan.paths.quarantine,
+            hudi_writer.quarantine_options(table.database, conf.shuffle_partitions),
+            "upsert",
+            new_quarantine,
+        )
+        catalog.register(spark, table.database, QUARANTINE, plan.paths.quarantine)
+
+
+def write_changelog(
+    conf: Settings, plan: TablePlan, events: DataFrame, columns: tuple[str, ...]
+) -> None:
+    """Append every event (truncates included) to the changelog, with the checkpoint."""
+    new_changelog = not plan.changelog_exists
+    hudi_writer.write(
+        events.select(*columns, *CDC_COLUMNS, "_cdc_event_id"),
+        plan.paths.changelog,
+        {
+            **hudi_writer.changelog_options(plan.table, conf.shuffle_partitions),
+            **write_options(plan.batch.checkpoint),
+        },
+        "bulk_insert" if new_changelog else "upsert",
+        new_changelog,
+    )
+
+
+def write_bronze(conf: Settings, plan: TablePlan, bronze: DataFrame, only_inserts: bool) -> None:
+    """Merge the bronze rows into the current state, with the checkpoint.
+
+    A new table fed only snapshot reads and creates is bulk-inserted; anything
+    else needs Hudi's merge to keep the latest change per key.
+    """
+    new_bronze = not plan.bronze_exists
+    hudi_writer.write(
+        bronze,
+        plan.paths.bronze,
+        {
+            **hudi_writer.bronze_options(plan.table, conf.shuffle_partitions),
+            **write_options(plan.batch.checkpoint),
+        },
+        "bulk_insert" if new_bronze and only_inserts else "upsert",
+        new_bronze,
+    )
+
+
+def register_tables(spark: SparkSession, plan: TablePlan) -> None:
+    """Catalog entries for the changelog and bronze tables (once; a no-op after)."""
+    catalog.register(spark, plan.table.database, plan.table.changelog_name, plan.paths.changelog)
+    catalog.register(spark, plan.table.database, plan.table.name, plan.paths.bronze)

@@ -1,0 +1,133 @@
+"""The step kinds of a job (`run: ingest`, `run: dbt`) and the runner that executes them.
+
+`lakehouse jobs run` and each Airflow task (dags/lakehouse_airflow/job_step.py)
+drive the same `JobRunner`, so a step means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ingestion.config import TableConfig, load_tables, select_tables
+from ingestion.results import IngestRun
+from ingestion.settings import PROJECT_DIR, Settings
+from lakehouse.dbt_wrapper import run_dbt
+from lakehouse.output import console
+from lakehouse.scheduler.jobs_file import Job, Step
+from lakehouse.scheduler.records import DbtDetail, IngestDetail, SkippedDetail, StepRecord
+
+# Ingests the given tables once: the engine on the runner's Spark session, or a stand-in.
+Ingestor = Callable[[list[TableConfig]], IngestRun]
+
+
+def dbt_source_tables() -> set[str]:
+    """The bronze tables the dbt project declares as sources (any source name)."""
+    names = set()
+    for path in (PROJECT_DIR / "models").rglob("_*__sources.yml"):
+        for source in (yaml.safe_load(path.read_text()) or {}).get("sources", []):
+            names |= {f"{source['name']}.{t['name']}" for t in source.get("tables", [])}
+    return names
+
+
+def touched_selector(touched: list[str]) -> list[str]:
+    """dbt selectors for everything downstream of the bronze tables that changed.
+
+    A table's changelog is committed with it, so its source counts as touched too.
+    """
+    tables = set(touched) | {f"{t}_changelog" for t in touched}
+    wanted = [s for s in sorted(dbt_source_tables()) if s.split(".", 1)[1] in tables]
+    return [f"source:{s}+" for s in wanted]
+
+
+def dbt_results(target: Path, command: str, args: list[str], since: float) -> DbtDetail:
+    """The command and the node counts by status from the results it wrote (if any)."""
+    detail = DbtDetail(command)
+    path = target / ("sources.json" if args[0] == "source" else "run_results.json")
+    if not path.exists() or path.stat().st_mtime < since:
+        return detail
+    results: list[dict[str, Any]] = json.loads(path.read_text()).get("results", [])
+    return DbtDetail(
+        command=command,
+        nodes=len(results),
+        statuses=dict(Counter(r["status"] for r in results)),
+        kinds=dict(Counter(r["unique_id"].split(".")[0] for r in results)),
+    )
+
+
+class JobRunner:
+    """Runs one job's steps in order, stopping at the first failure."""
+
+    def __init__(
+        self,
+        job: Job,
+        conf: Settings,
+        log: Callable[[str], None],
+        spark: Any = None,
+        ingestor: Ingestor | None = None,
+    ) -> None:
+        self.job = job
+        self.conf = conf
+        self.log = log
+        self._spark = spark
+        self._ingestor = ingestor or self._ingest_with_engine
+        self.touched: list[str] = []
+
+    def spark(self) -> Any:
+        """The Spark session, built only when an ingest step needs it."""
+        if self._spark is None:
+            from ingestion.spark import build_session
+
+            self._spark = build_session(f"lakehouse-job-{self.job.name}", self.conf)
+        return self._spark
+
+    def _ingest_with_engine(self, tables: list[TableConfig]) -> IngestRun:
+        from ingestion.engine import ingest
+
+        return ingest(self.spark(), self.conf, tables, self.log)
+
+    def ingest(self, step: Step, record: StepRecord) -> None:
+        from lakehouse.ingest_command import summary_table
+
+        run = self._ingestor(select_tables(load_tables(), list(step.tables) or None))
+        console.print(summary_table(run.tables))
+        self.touched = run.touched
+        record.detail = IngestDetail.of(run)
+
+    def dbt(self, step: Step, record: StepRecord) -> None:
+        args = list(step.args)
+        if step.select == "touched":
+            selectors = touched_selector(self.touched)
+            if not selectors:
+                record.status = "skipped"
+                record.detail = SkippedDetail("no new data in any dbt source")
+                return
+            args += ["--select", " ".join(selectors)]
+        command = "dbt " + " ".join(args)
+        record.detail = DbtDetail(command)
+        started = time.time()
+        result = run_dbt(args, self.conf, target="local")
+        record.detail = dbt_results(self.conf.dbt_target_path, command, args, since=started)
+        if result.returncode != 0:
+            raise RuntimeError(f"dbt exited with {result.returncode}")
+
+    def run_step(self, step: Step) -> StepRecord:
+        record = StepRecord(step.name, status="running")
+        started = time.monotonic()
+        self.log(f"[{self.job.name}] {step.name} ({step.run}) ...")
+        try:
+            getattr(self, step.run)(step, record)
+            if record.status == "running":
+                record.status = "success"
+        except Exception as error:  # recorded, reported and notified, never swallowed
+            record.status = "failed"
+            record.error = f"{type(error).__name__}: {error}"
+        record.seconds = round(time.monotonic() - started, 1)
+        self.log(f"[{self.job.name}] {step.name}: {record.status} in {record.seconds}s")
+        return record

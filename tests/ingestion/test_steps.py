@@ -1,0 +1,115 @@
+"""The engine's pure steps, no Spark: planning from a listing, counts, results, run records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ingestion.checkpoint import Checkpoint, oldest
+from ingestion.results import BatchCounts, BronzeCounts, IngestRun, TableResult
+from ingestion.sources.landing import LandingFile, plan_files
+
+TOPIC = "tickit.ecomm.sale"
+LISTED = [
+    LandingFile(0, 0, "/l/s+0+0000000000.json", "json"),
+    LandingFile(0, 10, "/l/s+0+0000000010.avro", "avro"),
+    LandingFile(1, 0, "/l/s+1+0000000000.json", "json"),
+    LandingFile(1, 7, "/l/s+1+0000000007.json", "json"),
+]
+
+
+def test_a_new_table_plans_every_listed_file() -> None:
+    batch = plan_files(TOPIC, LISTED, {})
+    assert batch.items == tuple(LISTED)
+    assert batch.checkpoint == Checkpoint(TOPIC, {0: 10, 1: 7}, tuple(f.path for f in LISTED))
+    assert not batch.empty
+
+
+def test_the_plan_starts_past_the_committed_offsets() -> None:
+    batch = plan_files(TOPIC, LISTED, {0: 0, 1: 7})
+    assert batch.items == (LISTED[1],)
+    assert batch.checkpoint == Checkpoint(TOPIC, {0: 10, 1: 7}, ("/l/s+0+0000000010.avro",))
+
+
+def test_nothing_new_plans_an_empty_batch_keeping_the_offsets() -> None:
+    batch = plan_files(TOPIC, LISTED, {0: 10, 1: 7})
+    assert batch.empty
+    assert batch.checkpoint == Checkpoint(TOPIC, {0: 10, 1: 7}, ())
+
+
+def test_only_listed_partitions_are_carried_into_the_checkpoint() -> None:
+    batch = plan_files(TOPIC, LISTED[:2], {0: 0, 5: 99})
+    assert batch.checkpoint.offsets == {0: 10}
+
+
+def test_the_older_checkpoint_wins_so_the_table_behind_catches_up() -> None:
+    bronze = Checkpoint(TOPIC, {0: 10, 1: 7})
+    changelog = Checkpoint(TOPIC, {0: 10, 1: 0, 2: 3})
+    assert oldest([bronze, changelog]) == {0: 10, 1: 0, 2: -1}
+    assert oldest([Checkpoint(TOPIC), Checkpoint(TOPIC)]) == {}
+    batch = plan_files(TOPIC, LISTED, oldest([bronze, changelog]))
+    assert batch.items == (LISTED[3],)
+    assert batch.checkpoint.offsets == {0: 10, 1: 7}
+
+
+def test_batch_counts_from_one_aggregation() -> None:
+    counts = BatchCounts.from_rows(
+        [
+            ("flavour", "envelope", 9),
+            ("flavour", "tombstone", 2),
+            ("flavour", "bad", 1),
+            ("op", "u", 3),
+            ("op", "c", 5),
+            ("op", "t", 1),
+            ("reject", "", 2),
+        ]
+    )
+    assert counts == BatchCounts(
+        {"bad": 1, "envelope": 9, "tombstone": 2}, {"c": 5, "t": 1, "u": 3}, 2
+    )
+    assert (counts.tombstones, counts.truncates, counts.only_inserts) == (2, 1, False)
+    assert BatchCounts.from_rows([("op", "r", 4), ("op", "c", 1)]).only_inserts
+    assert BatchCounts.from_rows([]) == BatchCounts({}, {}, 0)
+    with pytest.raises(ValueError, match="unknown count kind 'x'"):
+        BatchCounts.from_rows([("x", "", 1)])
+
+
+def test_a_table_result_from_its_counts() -> None:
+    batch = BatchCounts({"envelope": 9, "tombstone": 2}, {"c": 5, "d": 1, "u": 3}, 2)
+    bronze = BronzeCounts.from_totals(rows=8, deleted=1)
+    assert bronze == BronzeCounts(upserted=7, deleted=1)
+    result = TableResult.applied("sales", 3, batch, bronze, seconds=2.0)
+    assert result == TableResult(
+        table="sales",
+        files=3,
+        events={"c": 5, "d": 1, "u": 3},
+        tombstones=2,
+        upserted=7,
+        deleted=1,
+        quarantined=2,
+        seconds=2.0,
+        committed=True,
+    )
+    assert (result.total_events, result.events_per_second) == (9, 4.5)
+
+
+def test_the_ingest_run_record_keeps_every_field() -> None:
+    sales = TableResult("sales", 3, {"c": 5, "u": 3}, 1, 8, 0, 2, 2.0, True)
+    users = TableResult("users", seconds=0.5)
+    run = IngestRun("2026-01-01 00:00:00.000000", 2.5, "/landing", "/lake", (sales, users))
+    assert (run.events, run.files, run.quarantined, run.touched) == (8, 3, 2, ["sales"])
+    assert json.loads(run.to_json()) == {
+        "started_at": "2026-01-01 00:00:00.000000",
+        "seconds": 2.5,
+        "landing": "/landing",
+        "lake": "/lake",
+        "tables": [
+            {"table": "sales", "files": 3, "events": {"c": 5, "u": 3}, "tombstones": 1,
+             "upserted": 8, "deleted": 0, "quarantined": 2, "seconds": 2.0, "committed": True,
+             "events_per_second": 4.0},
+            {"table": "users", "files": 0, "events": {}, "tombstones": 0, "upserted": 0,
+             "deleted": 0, "quarantined": 0, "seconds": 0.5, "committed": False,
+             "events_per_second": 0.0},
+        ],
+    }  # fmt: skip

@@ -1,0 +1,91 @@
+"""Typed step records: what they serialize to, and event totals found by step kind, not name."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from ingestion.config import TableConfig
+from ingestion.results import IngestRun, TableResult
+from ingestion.settings import settings
+from lakehouse.main_job import closing_message
+from lakehouse.scheduler.records import (
+    DbtDetail,
+    IngestDetail,
+    JobRecord,
+    SkippedDetail,
+    StepRecord,
+    TableTotals,
+    to_dict,
+)
+from lakehouse.scheduler.run import run_job
+
+SALES = TableResult("sales", 2, {"c": 3, "u": 2, "d": 1}, 0, 4, 1, 2, 1.0, True)
+USERS = TableResult("users", 1, {"r": 4}, 0, 4, 0, 0, 1.0, True)
+
+
+def _run(tables: tuple[TableResult, ...]) -> IngestRun:
+    return IngestRun("2026-01-01 00:00:00.000000", 1.0, "/landing", "/lake", tables)
+
+
+def test_an_ingest_detail_totals_each_table_and_warns_of_quarantined_records() -> None:
+    detail = IngestDetail.of(_run((SALES, USERS)))
+    assert detail == IngestDetail(
+        {"sales": TableTotals(2, 6, 4, 1, 2), "users": TableTotals(1, 4, 4, 0, 0)},
+        "2 record(s) quarantined",
+    )
+    assert detail.events == 10
+    assert IngestDetail.of(_run((USERS,))).warning == ""
+
+
+def test_step_records_serialize_to_json_with_their_typed_detail() -> None:
+    record = JobRecord(
+        job="daily",
+        started_at="2026-01-01T00:00:00+00:00",
+        status="success",
+        steps=[
+            StepRecord("ingest", "success", 1.5, IngestDetail.of(_run((SALES,)))),
+            StepRecord(
+                "build", "success", 2.0, DbtDetail("dbt build", 3, {"pass": 3}, {"model": 3})
+            ),
+            StepRecord("hourly", "skipped", 0.0, SkippedDetail("no new data in any dbt source")),
+        ],
+    )
+    assert json.loads(json.dumps(to_dict(record)))["steps"] == [
+        {"name": "ingest", "status": "success", "seconds": 1.5, "error": "",
+         "detail": {"tables": {"sales": {"files": 2, "events": 6, "upserted": 4, "deleted": 1,
+                                         "quarantined": 2}},
+                    "warning": "2 record(s) quarantined"}},
+        {"name": "build", "status": "success", "seconds": 2.0, "error": "",
+         "detail": {"command": "dbt build", "nodes": 3, "statuses": {"pass": 3},
+                    "kinds": {"model": 3}}},
+        {"name": "hourly", "status": "skipped", "seconds": 0.0, "error": "",
+         "detail": {"reason": "no new data in any dbt source"}},
+    ]  # fmt: skip
+
+
+def test_a_renamed_ingest_step_still_reports_its_events(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.yml"
+    jobs.write_text(
+        "jobs:\n"
+        "  renamed:\n"
+        "    schedule: '@daily'\n"
+        "    steps:\n"
+        "      - {name: load-bronze, run: ingest, tables: [sales, users]}\n"
+    )
+    conf = dataclasses.replace(settings(), jobs_file=jobs, home=tmp_path / "home")
+    asked: list[list[str]] = []
+
+    def engine(tables: list[TableConfig]) -> IngestRun:
+        asked.append([t.name for t in tables])
+        return _run((SALES, USERS))
+
+    record = run_job("renamed", conf, log=lambda _: None, ingestor=engine)
+    assert asked == [["sales", "users"]]
+    assert [(s.name, s.status) for s in record.steps] == [("load-bronze", "success")]
+    assert record.ingested_events == 10
+    message = closing_message(conf, record, "http://docs", "http://board", 12.0)
+    assert message.startswith("done in 12s: 10 events in bronze, marts built.\n")
+    on_disk = json.loads(Path(record.record).read_text())
+    assert on_disk["steps"][0]["detail"]["tables"]["sales"]["events"] == 6
