@@ -19,6 +19,7 @@ from ingestion.paths import QUARANTINE
 from ingestion.plan import TablePlan
 from ingestion.settings import Settings
 
+
 def write_quarantine(
     spark: SparkSession, conf: Settings, plan: TablePlan, rejects: DataFrame, ingested_at: str
 ) -> None:
