@@ -23,10 +23,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
 from ingestion.errors import UserError
 
 POLL_SECONDS = 0.2
+
+
+class LockBusy(Exception):
+    """The lock is held by someone else past the wait; `holder` is what they wrote in it."""
+
+    def __init__(self, holder: str) -> None:
+        super().__init__(holder)
+        self.holder = holder
 
 
 class TableLockedError(UserError):
@@ -37,33 +46,48 @@ def lock_path(home: Path, database: str, table: str) -> Path:
     return home / "run" / "locks" / f"{database}.{table}.lock"
 
 
-@contextmanager
-def table_lock(home: Path, database: str, table: str, wait_seconds: float) -> Iterator[None]:
-    """Hold the table's writer lock; wait for a holder up to `wait_seconds`, then refuse."""
-    path = lock_path(home, database, table)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _acquire(handle: TextIO, wait_seconds: float) -> None:
     deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                handle.seek(0)
+                raise LockBusy(handle.read().strip() or "another run") from None
+            time.sleep(POLL_SECONDS)
+
+
+@contextmanager
+def file_lock(path: Path, wait_seconds: float, owner: str) -> Iterator[None]:
+    """Hold an exclusive flock on `path`, writing `owner` in it for whoever waits.
+
+    Waits up to `wait_seconds` (0: not at all) for a holder, then raises
+    LockBusy naming it. The kernel drops the lock when its holder dies.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+") as handle:
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    handle.seek(0)
-                    holder = handle.read().strip() or "another run"
-                    raise TableLockedError(
-                        f"{database}.{table} is being written by {holder}; waited "
-                        f"{wait_seconds:.0f}s: run again when it is done (or raise "
-                        "LAKEHOUSE_LOCK_WAIT_SECONDS)"
-                    ) from None
-                time.sleep(POLL_SECONDS)
+        _acquire(handle, wait_seconds)
         handle.seek(0)
         handle.truncate(0)
-        handle.write(f"pid {os.getpid()} since {datetime.now(UTC):%Y-%m-%d %H:%M:%S}Z\n")
+        handle.write(f"{owner}, pid {os.getpid()}, since {datetime.now(UTC):%Y-%m-%d %H:%M:%S}Z\n")
         handle.flush()
         try:
             yield
         finally:
             handle.truncate(0)
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def table_lock(home: Path, database: str, table: str, wait_seconds: float) -> Iterator[None]:
+    """Hold the table's writer lock; wait for a holder up to `wait_seconds`, then refuse."""
+    try:
+        with file_lock(lock_path(home, database, table), wait_seconds, "a run"):
+            yield
+    except LockBusy as busy:
+        raise TableLockedError(
+            f"{database}.{table} is being written by {busy.holder}; waited "
+            f"{wait_seconds:.0f}s: run again when it is done (or raise LAKEHOUSE_LOCK_WAIT_SECONDS)"
+        ) from None

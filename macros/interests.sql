@@ -26,3 +26,29 @@
     {%- endfor -%}
     {{ columns | join(',\n        ') }}
 {%- endmacro %}
+
+
+{% macro interest_counts(relation, population) -%}
+    {#- One row: how many rows of `relation` there are (as `population`) and
+        how many of them like each interest of the `interests` var. -#}
+with
+
+people as (
+
+    select * from {{ relation }}
+
+),
+
+likes as (
+
+    select
+        count(*) as {{ population }},
+        {%- for interest in var('interests') %}
+        count_if(likes_{{ interest }}) as {{ interest }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from people
+
+)
+
+select * from likes
+{%- endmacro %}

@@ -41,13 +41,14 @@ def test_another_process_holding_the_table_is_named_after_the_wait(tmp_path: Pat
         with pytest.raises(TableLockedError) as refused, table_lock(tmp_path, "db", "sales", 0.5):
             pass
         assert time.monotonic() - started >= 0.5
-        assert f"db.sales is being written by pid {holder.pid}" in str(refused.value)
+        assert f"db.sales is being written by a run, pid {holder.pid}" in str(refused.value)
         with table_lock(tmp_path, "db", "users", 0.5):  # other tables are free
             pass
     finally:
         holder.communicate("\n", timeout=10)
     with table_lock(tmp_path, "db", "sales", 0.5):  # released with the holder
-        assert lock_path(tmp_path, "db", "sales").read_text().startswith(f"pid {os.getpid()}")
+        holder_text = lock_path(tmp_path, "db", "sales").read_text()
+        assert holder_text.startswith(f"a run, pid {os.getpid()}")
 
 
 def test_a_waiting_writer_gets_the_table_when_the_holder_is_done(tmp_path: Path) -> None:
