@@ -19,6 +19,7 @@ from ingestion.decode.types import FieldType
 
 BASE64_RE = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 NUMBER_RE = r"^-?[0-9]+(\.[0-9]+)?$"
+JSON_NUMBER_RE = r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
 TWO_POW_64 = str(2**64)
 # 128 bits: more than any 38-digit unscaled value needs (10**38 < 2**127).
 MAX_HEX_DIGITS = 32
@@ -64,9 +65,15 @@ def decode_decimal(raw: Column, field: FieldType, is_number: Column) -> Column:
     A number is cast from its text (exact); one with more fraction digits
     than the scale would be rounded, so it decodes to null instead.
     """
-    number = raw.rlike(NUMBER_RE) & (is_number | ~raw.rlike(r"^[0-9]+$"))
+    number = raw.rlike(JSON_NUMBER_RE) & (~raw.rlike(r"^[0-9]+$") | is_number)
+    value = raw.cast(field.spark_type)
     fraction = F.length(F.regexp_extract(raw, r"\.([0-9]*)$", 1))
-    from_number = F.when(fraction <= field.scale, raw.cast(field.spark_type))
+    # Spark's JSON reader may hand a large number on as a double in E notation:
+    # accept it when the decimal holds that double unchanged.
+    exact = F.when(raw.rlike(NUMBER_RE), fraction <= field.scale).otherwise(
+        value.cast("double") == raw.cast("double")
+    )
+    from_number = F.when(exact, value)
     return F.when(number, from_number).otherwise(decode_decimal_bytes(raw, field))
 
 
