@@ -2,7 +2,8 @@
 
 Each check names the cause and the fix. They run before any Spark or Hudi
 work, so a failed check leaves the lake exactly as it was. Remote stores
-(s3://) are checked by the run itself, through Hadoop's file system.
+(s3://) are checked with a HEAD of their bucket, with the same credentials
+and endpoint the run's s3a client takes from the environment.
 """
 
 from __future__ import annotations
@@ -77,8 +78,45 @@ def check_lake(lake: str) -> None:
         )
 
 
+def _s3_problem(bucket: str, error: Exception) -> str:
+    """What a failed HEAD of a bucket means, in words."""
+    from botocore.exceptions import ClientError, NoCredentialsError
+
+    if isinstance(error, NoCredentialsError):
+        return (
+            "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+            "(or AWS_PROFILE, or run with an instance role)"
+        )
+    if isinstance(error, ClientError):
+        code = str(error.response.get("Error", {}).get("Code", ""))
+        if code in ("404", "NoSuchBucket"):
+            return f"the bucket {bucket} does not exist: create it or use another bucket"
+        if code in ("403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied"):
+            return f"S3 refused these credentials for {bucket} ({code}): check the AWS_* keys"
+        return f"S3 answered {code} for {bucket}"
+    return f"S3 is not reachable ({error}): check AWS_ENDPOINT_URL and the network"
+
+
+def check_bucket(uri: str, setting: str) -> None:
+    """An s3:// landing zone or lake: its bucket exists and the credentials may read it."""
+    if not uri.startswith(("s3://", "s3a://")):
+        return
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    bucket = urlparse(uri).netloc
+    config = Config(connect_timeout=CONNECT_SECONDS, read_timeout=10, retries={"max_attempts": 1})
+    try:
+        boto3.client("s3", config=config).head_bucket(Bucket=bucket)
+    except (BotoCoreError, ClientError) as error:
+        raise PreflightError(f"{setting} {uri}: {_s3_problem(bucket, error)}") from None
+
+
 def check_run(conf: Settings) -> None:
     """Everything `lakehouse ingest` needs before it starts Spark."""
     check_landing(conf.landing)
     check_lake(conf.lake)
+    check_bucket(conf.landing, "the landing zone (--landing / LAKEHOUSE_LANDING)")
+    check_bucket(conf.lake, "the lake (--lake / LAKEHOUSE_LAKE)")
     check_catalog(conf)

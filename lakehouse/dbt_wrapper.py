@@ -17,8 +17,11 @@ from pathlib import Path
 from ingestion.config import load_tables
 from ingestion.settings import PROJECT_DIR, Settings, settings
 from ingestion.spark import spark_conf, spark_env
+from lakehouse.thrift_client import require_server
 
 PROFILES_DIR = PROJECT_DIR / "profiles"
+# dbt commands that never connect to the warehouse.
+OFFLINE_COMMANDS = ("parse", "deps", "clean", "ls", "list", "init", "debug", "--version", "-h")
 # What dbt reads from conf/tables.yml: each bronze table's record key columns
 # (dbt_project.yml's var `bronze_record_keys`, JSON).
 RECORD_KEYS_VARIABLE = "LAKEHOUSE_BRONZE_RECORD_KEYS"
@@ -76,7 +79,14 @@ def dbt_executable() -> str:
 def run_dbt(
     args: Sequence[str], conf: Settings | None = None, target: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run `dbt <args>` from the repository root; output goes to the terminal."""
+    """Run `dbt <args>` from the repository root; output goes to the terminal.
+
+    On the local target, a command that needs the Thrift server fails first
+    with one line when the server is down, instead of dbt's retries and trace.
+    """
+    effective = target or os.environ.get("DBT_TARGET", "local")
+    if effective == "local" and args and args[0] not in OFFLINE_COMMANDS:
+        require_server(conf)
     return subprocess.run(
         [dbt_executable(), *args],
         cwd=PROJECT_DIR,

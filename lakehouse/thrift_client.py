@@ -10,6 +10,7 @@ what to do about it.
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass
 
 from ingestion.errors import UserError
@@ -38,6 +39,20 @@ class Result:
 def address(conf: Settings) -> str:
     """host:port of the Thrift server, as messages show it."""
     return f"{conf.thrift_host}:{conf.thrift_port}"
+
+
+def require_server(conf: Settings | None = None) -> None:
+    """Fail with one line when nothing listens on the Thrift server's port."""
+    conf = conf or settings()
+    try:
+        with socket.create_connection((conf.thrift_host, conf.thrift_port), timeout=3):
+            return
+    except OSError as error:
+        raise ThriftUnreachable(
+            f"the Spark Thrift Server at {address(conf)} is not reachable "
+            f"({error.strerror or error}): start it with `lakehouse stack up` "
+            "(port: LAKEHOUSE_THRIFT_PORT)"
+        ) from None
 
 
 def execute(sql: str, conf: Settings | None = None) -> Result:

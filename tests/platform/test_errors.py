@@ -16,6 +16,20 @@ LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
 INJECTIONS = ["x`; drop table sales; --", "a b", "sales'--", "../../etc", "名前"]
 
 
+def _lakehouse(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([LAKEHOUSE, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _assert_one_line(done: subprocess.CompletedProcess, expected: list[str]) -> None:
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    for text in expected:
+        assert text in lines[0]
+    assert "Traceback" not in done.stdout + done.stderr
+
+
 def _ingest(tmp_path: Path, free_port, *args: str, **env: str) -> subprocess.CompletedProcess:
     landing = tmp_path / "landing"
     landing.mkdir(exist_ok=True)
@@ -27,9 +41,7 @@ def _ingest(tmp_path: Path, free_port, *args: str, **env: str) -> subprocess.Com
         "LAKEHOUSE_METASTORE_PORT": str(free_port()),
         **env,
     }
-    return subprocess.run(
-        [LAKEHOUSE, "ingest", *args], env=environment, capture_output=True, text=True, timeout=120
-    )
+    return _lakehouse(["ingest", *args], environment)
 
 
 CASES = {
@@ -57,14 +69,39 @@ CASES = {
 def test_a_broken_setup_is_one_line_with_the_fix(case: str, tmp_path: Path, free_port) -> None:
     env, args, expected = CASES[case]
     done = _ingest(tmp_path, free_port, *args, **env)
-    assert done.returncode == 2, done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: ")
-    for text in expected:
-        assert text in lines[0]
-    assert "Traceback" not in done.stdout + done.stderr
+    _assert_one_line(done, expected)
     assert not (tmp_path / "lake").exists()  # nothing written
+
+
+def test_dbt_with_the_thrift_server_down_is_one_line(free_port) -> None:
+    env = {**os.environ, "LAKEHOUSE_THRIFT_PORT": str(free_port())}
+    done = _lakehouse(["dbt", "--", "build"], env)
+    _assert_one_line(done, ["Spark Thrift Server", "is not reachable", "lakehouse stack up"])
+
+
+def test_s3_bucket_missing_or_no_credentials_is_one_line(s3_env, tmp_path: Path, free_port) -> None:
+    s3_env.create_bucket(Bucket="errors-landing")
+    missing = _ingest(
+        tmp_path, free_port, LAKEHOUSE_LANDING="s3://errors-landing/landing",
+        LAKEHOUSE_LAKE="s3://no-such-bucket/lake",
+    )  # fmt: skip
+    _assert_one_line(missing, ["s3://no-such-bucket/lake", "does not exist", "LAKEHOUSE_LAKE"])
+    without_keys = {
+        key: value for key, value in os.environ.items()
+        if key not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+    }  # fmt: skip
+    # No instance-metadata lookups either: the credential chain must end here.
+    without_keys |= {
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+        "AWS_CONFIG_FILE": "/dev/null",
+        "LAKEHOUSE_LANDING": "s3://errors-landing/landing",
+        "LAKEHOUSE_LAKE": str(tmp_path / "lake"),
+        "LAKEHOUSE_METASTORE_PORT": str(free_port()),
+    }
+    done = _lakehouse(["ingest"], without_keys)
+    _assert_one_line(done, ["no S3 credentials", "AWS_ACCESS_KEY_ID"])
+    assert not (tmp_path / "lake").exists()
 
 
 def _config_with(tmp_path: Path, edit) -> Path:
