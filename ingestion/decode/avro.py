@@ -92,60 +92,57 @@ def _decompress(codec: str, payload: bytes) -> bytes:
     raise CorruptBlockError(f"unsupported codec {codec}")
 
 
+def _file_error(path: str, data: bytes, reason: str) -> AvroRow:
+    """The one row of a file that cannot be read at all, with a sample of its bytes."""
+    return (path, 0, base64.b64encode(data[:RAW_SAMPLE_BYTES]).decode(), None, reason)
+
+
+def _read_block(data: bytes, pos: int, sync: bytes, codec: str, parsed: Any) -> tuple[list, int]:
+    """The records of the block at `pos` and where the next block starts."""
+    from fastavro import schemaless_reader
+
+    count, pos = _read_long(data, pos)
+    size, pos = _read_long(data, pos)
+    if count < 0 or size < 0 or pos + size + SYNC_SIZE > len(data):
+        raise CorruptBlockError("block length beyond end of file")
+    payload = data[pos : pos + size]
+    if data[pos + size : pos + size + SYNC_SIZE] != sync:
+        raise CorruptBlockError("sync marker mismatch")
+    block = io.BytesIO(_decompress(codec, payload))
+    records = [schemaless_reader(block, parsed) for _ in range(count)]
+    if block.tell() != len(block.getvalue()):
+        raise CorruptBlockError("block has trailing bytes")
+    return records, pos + size + SYNC_SIZE
+
+
 def decode_container(path: str, data: bytes) -> Iterator[AvroRow]:
     """All records of one container file; corrupt parts become rows with an error."""
-    from fastavro import parse_schema, reader, schemaless_reader
+    from fastavro import parse_schema, reader
 
     if not data.startswith(MAGIC):
-        yield (
-            path,
-            0,
-            base64.b64encode(data[:RAW_SAMPLE_BYTES]).decode(),
-            None,
-            "not an Avro object container file (bad magic)",
-        )
+        yield _file_error(path, data, "not an Avro object container file (bad magic)")
         return
-    stream = io.BytesIO(data)
     try:
-        header_reader = reader(stream)
+        header_reader = reader(io.BytesIO(data))
         writer_schema = header_reader.writer_schema
         codec = header_reader.metadata.get("avro.codec", "null")
         sync = header_reader._header["sync"]
     except Exception as error:  # a corrupt header makes the whole file unreadable
-        yield (
-            path,
-            0,
-            base64.b64encode(data[:RAW_SAMPLE_BYTES]).decode(),
-            None,
-            f"corrupt Avro header: {error}",
-        )
+        yield _file_error(path, data, f"corrupt Avro header: {error}")
         return
     parsed = parse_schema(writer_schema)
     connect_schema = json.dumps(avro_to_connect(writer_schema), separators=(",", ":"))
-    pos = _first_block(data, sync)
-    line = 0
+    pos, line = _first_block(data, sync), 0
     while pos < len(data):
         start = pos
         try:
-            count, pos = _read_long(data, pos)
-            size, pos = _read_long(data, pos)
-            if count < 0 or size < 0 or pos + size + SYNC_SIZE > len(data):
-                raise CorruptBlockError("block length beyond end of file")
-            payload = data[pos : pos + size]
-            if data[pos + size : pos + size + SYNC_SIZE] != sync:
-                raise CorruptBlockError("sync marker mismatch")
-            block = io.BytesIO(_decompress(codec, payload))
-            records = [schemaless_reader(block, parsed) for _ in range(count)]
-            if block.tell() != len(block.getvalue()):
-                raise CorruptBlockError("block has trailing bytes")
-            pos += size + SYNC_SIZE
-        except Exception as error:
+            records, pos = _read_block(data, pos, sync, codec, parsed)
+        except Exception as error:  # one corrupt block: its row says so, the next block reads
             following = data.find(sync, start + 1)
-            end = len(data) if following < 0 else following + SYNC_SIZE
-            sample = base64.b64encode(data[start : min(end, start + RAW_SAMPLE_BYTES)]).decode()
+            pos = len(data) if following < 0 else following + SYNC_SIZE
+            sample = base64.b64encode(data[start : min(pos, start + RAW_SAMPLE_BYTES)]).decode()
             yield (path, line, sample, None, f"corrupt Avro block at byte {start}: {error}")
             line += 1
-            pos = end
             continue
         for record in records:
             yield _record_row(path, line, record, connect_schema)

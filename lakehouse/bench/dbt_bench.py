@@ -215,13 +215,19 @@ def run_dbt_bench(
         "valid": valid,
         "seconds": round(time.monotonic() - started, 1),
     }
+    _report(results, results_dir, log)
+    return results
+
+
+def _report(results: dict[str, Any], results_dir: Path | None, log: Callable[[str], None]) -> None:
+    """Write the results file and the Markdown table; print both and a closing line."""
     text = markdown(results)
-    path = report.write(f"dbt-scale{scale:g}", results, text, results_dir)
+    path = report.write(f"dbt-scale{results['scale']:g}", results, text, results_dir)
     results["results_file"] = str(path)
     console.print(text, markup=False, soft_wrap=True)
+    full, incremental = results["full"], results["incremental"]
     log(
         f"bench dbt done in {results['seconds']:.0f}s: full {full['seconds']:.1f}s, incremental "
-        f"{incremental['seconds']:.1f}s, ratio {report.ratio(ratio)}"
+        f"{incremental['seconds']:.1f}s, ratio {report.ratio(results['incremental_vs_full'])}"
         f"{'' if results['valid'] else ' (a dbt build failed: see its log)'}; {path}"
     )
-    return results

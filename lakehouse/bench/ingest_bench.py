@@ -220,8 +220,8 @@ def figures(landing: Landing, contenders: list[Contender], state: dict, conf: Se
     }
 
 
-def markdown(results: dict) -> str:
-    events = results["events"]
+def _contender_table(results: dict) -> str:
+    """One row per contender: seconds and events/s per phase, wall time, peak memory."""
     rows = []
     for name, label in CONTENDERS.items():
         c = results["contenders"][name]
@@ -241,7 +241,7 @@ def markdown(results: dict) -> str:
                 "ran",
             ]
         )
-    table = report.markdown_table(
+    return report.markdown_table(
         [
             "contender",
             "snapshot s",
@@ -254,6 +254,11 @@ def markdown(results: dict) -> str:
         ],
         rows,
     )
+
+
+def markdown(results: dict) -> str:
+    events = results["events"]
+    table = _contender_table(results)
     ratios, state = results["ratios"], results["state"]
     machine = results["machine"]
     lines = [
