@@ -18,9 +18,10 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from ingestion.decode.avro import decode_container
-from ingestion.decode.logical_types import timestamp_from_millis, to_column
+from ingestion.decode.logical_types import exact_number_type, timestamp_from_millis, to_column
 from ingestion.decode.types import (
     FieldType,
     SchemaError,
@@ -36,6 +37,8 @@ ENVELOPE_SCHEMA = (
     "struct<before:string, after:string, source:map<string,string>, op:string, ts_ms:bigint>"
 )
 VALID_OPS = ("r", "c", "u", "d", "t")
+# A line's own fields around the row image (JsonConverter's and Debezium's envelopes).
+ENVELOPE_FIELDS = ("payload", "before", "after")
 # Fields ExtractNewRecordState adds (add.fields=...), mapped to source-block names.
 UNWRAPPED_SOURCE_FIELDS = (
     "lsn", "file", "pos", "row", "change_lsn", "commit_lsn", "event_serial_no",
@@ -419,6 +422,31 @@ def _is_number(name: str) -> Column:
     return F.col("image").rlike(f'"{re.escape(name)}"\\s*:\\s*-?[0-9]')
 
 
+def _exact_number(name: str, target: FieldType) -> Column | None:
+    """A decimal column's JSON number read exactly from the line (see `decode_decimal`).
+
+    The image `_image` picks, at the line's top level or under `payload`,
+    parsed by Jackson as a decimal: the `values` map holds the text of a
+    number that went through a double. Only lines where the value is a number
+    parse (a lazy branch), and a column named like an envelope field keeps
+    the text path.
+    """
+    if target.kind != "decimal" or name in ENVELOPE_FIELDS:
+        return None
+    number = exact_number_type(target)
+    row = T.StructType([T.StructField(name, number)])
+    level = T.StructType(
+        [T.StructField("after", row), T.StructField("before", row), T.StructField(name, number)]
+    )
+    parsed = F.from_json("raw", T.StructType([T.StructField("payload", level), *level.fields]))
+
+    def pick(node: Column) -> Column:
+        image = F.when(F.col("op") == "d", node["before"]).otherwise(node["after"])
+        return F.when(F.col("flavour") == "unwrapped", node[name]).otherwise(image[name])
+
+    return F.when(_is_number(name), F.coalesce(pick(parsed["payload"]), pick(parsed)))
+
+
 def _typed_column(
     name: str,
     target: FieldType,
@@ -428,12 +456,13 @@ def _typed_column(
     """One column, decoded with the encoding of the line's own schema version."""
     raw = F.col("values")[name]
     number = _is_number(name)
-    expression = to_column(raw, target, target, number)  # schemaless lines: declared encoding
+    exact = _exact_number(name, target)
+    expression = to_column(raw, target, target, number, exact)  # schemaless: declared encoding
     for version in versions:
         incoming = version.fields.get(name)
         if version.schema_id in bad_versions or incoming is None or incoming == target:
             continue
         expression = F.when(
-            F.col("schema_id") == version.schema_id, to_column(raw, incoming, target, number)
+            F.col("schema_id") == version.schema_id, to_column(raw, incoming, target, number, exact)
         ).otherwise(expression)
     return expression

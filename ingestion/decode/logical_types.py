@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql.types import DecimalType
 
 from ingestion.decode import values
-from ingestion.decode.types import FieldType
+from ingestion.decode.types import MAX_SPARK_PRECISION, FieldType
 
 BASE64_RE = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 NUMBER_RE = r"^-?[0-9]+(\.[0-9]+)?$"
@@ -59,22 +60,33 @@ def decode_decimal_bytes(raw: Column, field: FieldType) -> Column:
     return F.when(raw.rlike(BASE64_RE), value)
 
 
-def decode_decimal(raw: Column, field: FieldType, is_number: Column) -> Column:
+def decode_decimal(
+    raw: Column, field: FieldType, is_number: Column, exact: Column | None = None
+) -> Column:
     """Decimal in precise mode: base64 bytes, or a JSON number (decimal.format=NUMERIC).
 
-    A number is cast from its text (exact); one with more fraction digits
-    than the scale would be rounded, so it decodes to null instead.
+    A number comes as `exact`, read from the line straight into a decimal
+    wide enough to show extra fraction digits (see `exact_number_type`): the
+    raw text of a nested number has been through a double in Spark's JSON
+    reader. A number with more fraction digits than the scale would be
+    rounded, and one with too many integer digits does not fit, so both
+    decode to null instead.
     """
     number = raw.rlike(JSON_NUMBER_RE) & (~raw.rlike(r"^[0-9]+$") | is_number)
-    value = raw.cast(field.spark_type)
-    fraction = F.length(F.regexp_extract(raw, r"\.([0-9]*)$", 1))
-    # Spark's JSON reader may hand a large number on as a double in E notation:
-    # accept it when the decimal holds that double unchanged.
-    exact = F.when(raw.rlike(NUMBER_RE), fraction <= field.scale).otherwise(
-        value.cast("double") == raw.cast("double")
-    )
-    from_number = F.when(exact, value)
+    exact = raw.cast(exact_number_type(field)) if exact is None else exact
+    stored = exact.cast(field.spark_type)
+    from_number = F.when(stored == exact, stored)
     return F.when(number, from_number).otherwise(decode_decimal_bytes(raw, field))
+
+
+def exact_number_type(field: FieldType) -> DecimalType:
+    """decimal(38, w) with the field's integer digits and every fraction digit left.
+
+    Reading a JSON number into decimal(p, s) directly would round extra
+    fraction digits away silently; this type keeps them for the check.
+    """
+    integer_digits = field.precision - field.scale
+    return DecimalType(MAX_SPARK_PRECISION, MAX_SPARK_PRECISION - integer_digits)
 
 
 def decode_decimal_text(raw: Column, field: FieldType, is_number: Column) -> Column:
@@ -140,15 +152,21 @@ def _temporal(raw: Column, kind: str) -> Column:
     return time_text(raw, per_second, digits)
 
 
-def decode_value(raw: Column, field: FieldType, is_number: Column | None = None) -> Column:
-    """The typed value of one column, from the raw text of its JSON value."""
+def decode_value(
+    raw: Column, field: FieldType, is_number: Column | None = None, exact: Column | None = None
+) -> Column:
+    """The typed value of one column, from the raw text of its JSON value.
+
+    `exact` is the value read exactly as `exact_number_type`, for decimals
+    sent as JSON numbers (see `decode_decimal`).
+    """
     is_number = F.lit(False) if is_number is None else is_number
     kind = field.kind
     if kind == "date" or kind.startswith(("time_", "timestamp")):
         return _temporal(raw, kind)
     if kind == "decimal":
         if field.encoding == "bytes":
-            return decode_decimal(raw, field, is_number)
+            return decode_decimal(raw, field, is_number, exact)
         return raw.cast(field.spark_type)
     if kind == "decimal_text":
         return decode_decimal_text(raw, field, is_number)
@@ -160,12 +178,16 @@ def decode_value(raw: Column, field: FieldType, is_number: Column | None = None)
 
 
 def to_column(
-    raw: Column, incoming: FieldType, target: FieldType, is_number: Column | None = None
+    raw: Column,
+    incoming: FieldType,
+    target: FieldType,
+    is_number: Column | None = None,
+    exact: Column | None = None,
 ) -> Column:
     """Decode with the event's own encoding, then store as the table's type."""
     if target.kind == "decimal" and incoming.kind in ("float32", "float64", "string"):
         return raw.cast(target.spark_type)  # from the text, so no binary rounding
-    value = decode_value(raw, incoming, is_number)
+    value = decode_value(raw, incoming, is_number, exact)
     if incoming.spark_type != target.spark_type:
         value = value.cast(target.spark_type)
     return value
