@@ -53,12 +53,16 @@ def list_topic_files(spark: SparkSession, landing: str, topic: str) -> list[Land
     found: list[LandingFile] = []
     files = fs.listFiles(root, True)
     while files.hasNext():
-        path = files.next().getPath().toString()
+        status = files.next()
+        path = status.getPath().toString()
         parsed = parse_file_name(path, topic)
         if parsed is None:
-            log.warning("ignoring %s: not a sink file of topic %s", path, topic)
-            continue
-        found.append(parsed)
+            log.warning("ignoring %s: %s", path, f"not a sink file of topic {topic}")
+        elif status.getLen() == 0:
+            # No records; left out of the batch, so it never moves the checkpoint by itself.
+            log.warning("ignoring %s: %s", path, "empty file, no records")
+        else:
+            found.append(parsed)
     return sorted(found)
 
 
