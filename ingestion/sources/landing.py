@@ -3,7 +3,9 @@
 Files are named as the Kafka Connect S3 sink names them,
 `<topic>+<partition>+<startOffset>.<ext>`; a file is new when its start offset
 is past the last one committed for its partition. Listing goes through
-Hadoop's FileSystem, so local folders and s3a:// behave the same.
+Hadoop's FileSystem, so local folders and s3a:// behave the same. Anything
+else in a topic's folder (other names, empty files) is skipped with a
+warning naming the file and why.
 """
 
 from __future__ import annotations
