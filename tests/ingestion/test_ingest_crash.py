@@ -8,6 +8,7 @@ in flight. Each is found by polling the Hudi timeline, then the job is killed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -23,7 +24,8 @@ from ingestion.paths import table_path
 from .bronze import differences, expected, make_landing, run_ingest, settings_for, spark_rows
 from .bronze import tables_for as bronze_tables
 
-DEADLINE_SECONDS = 300
+# Generous: a busy machine takes minutes to start a JVM; the wait is a poll, not a sleep.
+DEADLINE_SECONDS = 900
 
 
 def timeline(conf, database: str, table: str) -> Path:
@@ -78,14 +80,20 @@ def start_ingest(
 
 
 def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
-    """SIGKILL the job the moment `ready()` holds; fail if it finished first."""
+    """SIGKILL the job the moment `ready()` holds; fail if it finished first.
+
+    The job is killed whatever happens, so a failed wait leaves no writer behind.
+    """
     deadline = time.monotonic() + DEADLINE_SECONDS
-    while not ready():
-        assert process.poll() is None, "the job finished before the crash point"
-        assert time.monotonic() < deadline, "crash point not reached in time"
-        time.sleep(0.02)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=60)
+    try:
+        while not ready():
+            assert process.poll() is None, "the job finished before the crash point"
+            assert time.monotonic() < deadline, "crash point not reached in time"
+            time.sleep(0.02)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
     assert process.returncode == -signal.SIGKILL
 
 

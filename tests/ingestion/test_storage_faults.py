@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from .s3_proxy import S3Proxy
 from .test_ingest_crash import timeline
 
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
-DEADLINE_SECONDS = 600
+DEADLINE_SECONDS = 900
 COMPLETED = re.compile(r"^\d+_\d+\.commit$")
 # Fail after one attempt instead of s3a's default minutes of retries (a deployment's choice).
 FAIL_FAST = {
@@ -52,17 +53,25 @@ def _start_ingest(landing: Path, lake: str, database: str, **env: str) -> subpro
         **env,
     }
     command = [LAKEHOUSE, "ingest", "--tables", "sales"]
+    # Its own process group, so a failed wait can stop the driver and its JVM together.
     return subprocess.Popen(
-        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
 
 
 def _wait_for(process: subprocess.Popen, ready) -> None:
+    """Poll until `ready()`; a run that ends first or never gets there fails the test."""
     deadline = time.monotonic() + DEADLINE_SECONDS
-    while not ready():
-        assert process.poll() is None, process.communicate()[1][-3000:]
-        assert time.monotonic() < deadline, "fault point not reached in time"
-        time.sleep(0.05)
+    try:
+        while not ready():
+            assert process.poll() is None, process.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "fault point not reached in time"
+            time.sleep(0.05)
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
 
 
 def _one_line_error(process: subprocess.Popen, *wanted: str) -> None:
