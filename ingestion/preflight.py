@@ -8,8 +8,11 @@ and endpoint the run's s3a client takes from the environment.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -120,3 +123,57 @@ def check_run(conf: Settings) -> None:
     check_bucket(conf.landing, "the landing zone (--landing / LAKEHOUSE_LANDING)")
     check_bucket(conf.lake, "the lake (--lake / LAKEHOUSE_LAKE)")
     check_catalog(conf)
+
+
+ROLLED_BACK = (
+    "completed commits are untouched and the next run rolls back the unfinished one, "
+    "then applies the same files"
+)
+
+
+@dataclass(frozen=True)
+class StorageFailure:
+    """A storage failure told by a line of a failed run's text; `within`: the client's name."""
+
+    marker: re.Pattern[str]
+    cause: str
+    fix: str
+    within: tuple[str, ...] = ()
+
+
+STORAGE_FAILURES = (
+    StorageFailure(
+        re.compile("No space left on device"),
+        "the lake's disk is full",
+        "free space there or point --lake / LAKEHOUSE_LAKE at a larger disk, then rerun",
+    ),
+    StorageFailure(
+        re.compile(
+            "Connection refused|Connection reset|ServiceUnavailable|Status Code: 503"
+            "|Unable to execute HTTP request|AWSClientIOException"
+        ),
+        "S3 stopped answering during the run",
+        "check the S3 endpoint (AWS_ENDPOINT_URL) and the network, then rerun",
+        within=("s3a", "amazonaws"),
+    ),
+)
+
+
+def storage_failure(error: BaseException) -> str | None:
+    """A run that died on its storage (disk full, S3 gone), as one line; None otherwise.
+
+    The text of a Spark failure holds the whole Java chain, so the storage
+    cause is found whatever Hudi or Spark wrapped it in.
+    """
+    text = str(error)
+    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+        text = "No space left on device"
+    for failure in STORAGE_FAILURES:
+        if failure.within and not any(name in text for name in failure.within):
+            continue
+        # The deepest cause that matches: the failure itself, not what wrapped it.
+        lines = [line for line in text.splitlines() if failure.marker.search(line)]
+        if lines:
+            detail = lines[-1].strip().removeprefix("Caused by: ").removeprefix(": ")[:200]
+            return f"{failure.cause} ({detail}): {failure.fix}; {ROLLED_BACK}"
+    return None

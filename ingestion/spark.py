@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ingestion.errors import UserError
-from ingestion.settings import Settings, settings
+from ingestion.settings import PROJECT_DIR, Settings, settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -146,11 +146,25 @@ def package_zip() -> str:
     return shutil.make_archive(str(target), "zip", package.parent, package.name)
 
 
-def build_session(app_name: str, conf: Settings | None = None) -> SparkSession:
-    """Create (or return) the process's Spark session with the project's settings."""
+LOG_TO_FILE = PROJECT_DIR / "conf" / "log4j2-file.properties"
+
+
+def build_session(
+    app_name: str, conf: Settings | None = None, log_file: Path | None = None
+) -> SparkSession:
+    """Create (or return) the process's Spark session with the project's settings.
+
+    With `log_file`, the JVM logs there instead of on the console (a command
+    whose failures must read as one line sets it).
+    """
     from pyspark.sql import SparkSession
 
     values = spark_conf(conf)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        values["spark.driver.extraJavaOptions"] += (
+            f" -Dlog4j2.configurationFile={LOG_TO_FILE} -Dlakehouse.log.file={log_file}"
+        )
     # pyspark starts Python workers from this variable, not from spark.pyspark.python.
     os.environ.setdefault("PYSPARK_PYTHON", values["spark.pyspark.python"])
     # The JVM that pyspark launches inherits this process's environment.

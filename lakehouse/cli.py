@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ingestion.errors import UserError
+from ingestion.preflight import storage_failure
 from lakehouse import output
 
 EXIT_FAILED = 1
@@ -330,6 +331,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         trace = _save_trace(error)
+        if (failure := storage_failure(error)) is not None:
+            output.error(f"{failure} (full trace in {trace})")
+            return EXIT_USER_ERROR
         output.error(f"{_one_line(error)} (full trace in {trace}; rerun with --debug to print it)")
         return EXIT_FAILED
 

@@ -51,7 +51,7 @@ def run_ingest(
     conf = load_settings(overrides)
     selected = select_tables(load_tables(), tables)
     check_run(conf)
-    spark = build_session("lakehouse-ingest", conf)
+    spark = build_session("lakehouse-ingest", conf, log_file=conf.run_dir / "lakehouse-ingest.log")
     quarantined = False
     runs = 0
     while True:

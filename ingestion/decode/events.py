@@ -128,9 +128,13 @@ def classify(lines: DataFrame) -> DataFrame:
         .otherwise(F.col("raw"))
     )
     keys = F.map_keys(F.from_json(payload, "map<string,string>"))
+    # Spark keeps a text line's bytes as read; the JSON reader would replace
+    # invalid ones with U+FFFD and apply a silently altered value.
+    not_utf8 = F.encode("raw", "UTF-8") != F.col("raw").cast("binary")
     has = lambda key: F.coalesce(F.array_contains(keys, key), F.lit(False))  # noqa: E731
     flavour = (
         F.when(F.col("error").isNotNull(), F.lit("bad"))
+        .when(not_utf8, F.lit("bad"))
         .when(F.trim("raw") == "null", F.lit("tombstone"))
         .when(top.isNull(), F.lit("bad"))
         .when(has_payload & top["payload"].isNull(), F.lit("tombstone"))
@@ -140,6 +144,7 @@ def classify(lines: DataFrame) -> DataFrame:
     )
     reason = (
         F.when(F.col("error").isNotNull(), F.col("error"))
+        .when(not_utf8, F.lit("line is not valid UTF-8"))
         .when(top.isNull(), F.lit("line is not a JSON object"))
         .otherwise(F.lit("not a Debezium event: no op or __op field"))
     )

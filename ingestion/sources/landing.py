@@ -3,7 +3,9 @@
 Files are named as the Kafka Connect S3 sink names them,
 `<topic>+<partition>+<startOffset>.<ext>`; a file is new when its start offset
 is past the last one committed for its partition. Listing goes through
-Hadoop's FileSystem, so local folders and s3a:// behave the same.
+Hadoop's FileSystem, so local folders and s3a:// behave the same. Anything
+else in a topic's folder (other names, empty files) is skipped with a
+warning naming the file and why.
 """
 
 from __future__ import annotations
@@ -53,12 +55,16 @@ def list_topic_files(spark: SparkSession, landing: str, topic: str) -> list[Land
     found: list[LandingFile] = []
     files = fs.listFiles(root, True)
     while files.hasNext():
-        path = files.next().getPath().toString()
+        status = files.next()
+        path = status.getPath().toString()
         parsed = parse_file_name(path, topic)
         if parsed is None:
-            log.warning("ignoring %s: not a sink file of topic %s", path, topic)
-            continue
-        found.append(parsed)
+            log.warning("ignoring %s: %s", path, f"not a sink file of topic {topic}")
+        elif status.getLen() == 0:
+            # No records; left out of the batch, so it never moves the checkpoint by itself.
+            log.warning("ignoring %s: %s", path, "empty file, no records")
+        else:
+            found.append(parsed)
     return sorted(found)
 
 

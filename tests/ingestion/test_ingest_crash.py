@@ -1,7 +1,14 @@
-"""kill -9 at three points of a write, then a clean rerun: nothing lost, nothing doubled."""
+"""kill -9 at five points of a write, then a clean rerun: nothing lost, nothing doubled.
+
+The points: the changelog commit in flight, between the changelog and the
+bronze commit, the bronze commit in flight, the metadata table's update for
+the bronze commit in flight, and a merge-on-read table's inline compaction
+in flight. Each is found by polling the Hudi timeline, then the job is killed.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,7 +24,8 @@ from ingestion.paths import table_path
 from .bronze import differences, expected, make_landing, run_ingest, settings_for, spark_rows
 from .bronze import tables_for as bronze_tables
 
-DEADLINE_SECONDS = 300
+# Generous: a busy machine takes minutes to start a JVM; the wait is a poll, not a sleep.
+DEADLINE_SECONDS = 900
 
 
 def timeline(conf, database: str, table: str) -> Path:
@@ -28,14 +36,39 @@ def has(folder: Path, suffix: str) -> bool:
     return folder.exists() and any(p.name.endswith(suffix) for p in folder.iterdir())
 
 
-def start_ingest(landing: Path, lake: Path, database: str) -> subprocess.Popen:
+def metadata_timeline(conf, database: str, table: str) -> Path:
+    return Path(table_path(conf, database, table)) / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+
+
+def in_flight(folder: Path, action: str) -> list[str]:
+    """Instants of `action` requested on a timeline and not completed (names: instant.action...)."""
+    if not folder.exists():
+        return []
+    names = [p.name for p in folder.iterdir()]
+    done = {name.split("_")[0] for name in names if "_" in name}
+    return [
+        name.split(".")[0]
+        for name in names
+        if name.endswith(f".{action}.inflight") and name.split(".")[0] not in done
+    ]
+
+
+def metadata_update_in_flight(conf, database: str) -> bool:
+    """The metadata table's delta commit for a bronze commit (not its set-up instants 000...)."""
+    pending = in_flight(metadata_timeline(conf, database, "sales"), "deltacommit")
+    return any(not instant.startswith("0000") for instant in pending)
+
+
+def start_ingest(
+    landing: Path, lake: Path, database: str, command: list[str] | None = None
+) -> subprocess.Popen:
     env = {
         **os.environ,
         "LAKEHOUSE_LANDING": str(landing),
         "LAKEHOUSE_LAKE": str(lake),
         "LAKEHOUSE_BRONZE_DATABASE": database,
     }
-    command = [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", "sales"]
+    command = [sys.executable, "-m", *(command or ["lakehouse.cli", "ingest", "--tables", "sales"])]
     # Its own process group, so one kill takes the Python driver and its JVM at once.
     return subprocess.Popen(
         command,
@@ -47,14 +80,20 @@ def start_ingest(landing: Path, lake: Path, database: str) -> subprocess.Popen:
 
 
 def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
-    """SIGKILL the job the moment `ready()` holds; fail if it finished first."""
+    """SIGKILL the job the moment `ready()` holds; fail if it finished first.
+
+    The job is killed whatever happens, so a failed wait leaves no writer behind.
+    """
     deadline = time.monotonic() + DEADLINE_SECONDS
-    while not ready():
-        assert process.poll() is None, "the job finished before the crash point"
-        assert time.monotonic() < deadline, "crash point not reached in time"
-        time.sleep(0.02)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=60)
+    try:
+        while not ready():
+            assert process.poll() is None, "the job finished before the crash point"
+            assert time.monotonic() < deadline, "crash point not reached in time"
+            time.sleep(0.02)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
     assert process.returncode == -signal.SIGKILL
 
 
@@ -64,6 +103,7 @@ CRASH_POINTS = {
         timeline(c, d, "sales_changelog"), ".commit"
     ),
     "bronze write in flight": lambda c, d: has(timeline(c, d, "sales"), ".inflight"),
+    "metadata table update in flight": metadata_update_in_flight,
 }
 
 
@@ -83,3 +123,31 @@ def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, po
     assert len({r["_cdc_event_id"] for r in changelog}) == len(changelog)
     # A third run finds nothing new: the rerun's checkpoint covers every file.
     assert not run_ingest(spark, conf, bronze_tables(database, ("sales",)))["sales"].committed
+
+
+def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Path) -> None:
+    """Four runs make four delta commits; the fifth run's commit compacts inline (after 5)."""
+    landing, lake, database = tmp_path / "landing", tmp_path / "lake", "crash_compaction"
+    conf = settings_for(landing, lake)
+    mor = bronze_tables(database, ("sales",), table_type="mor")
+    for batches in range(4):
+        make_landing(landing, change_batches=batches)
+        assert run_ingest(spark, conf, mor)["sales"].committed
+    assert not in_flight(timeline(conf, database, "sales"), "compaction")
+    make_landing(landing, change_batches=4)
+    command = ["tests.ingestion.run_ingest", database, "sales", "table_type=mor"]
+    process = start_ingest(landing, lake, database, command)
+    kill_when(process, lambda: bool(in_flight(timeline(conf, database, "sales"), "compaction")))
+
+    assert in_flight(timeline(conf, database, "sales"), "compaction")
+    # The killed run's delta commit was done; a next batch gives the rerun a write to
+    # make, after which the inline table services finish the compaction.
+    make_landing(landing, change_batches=5)
+    assert run_ingest(spark, conf, mor)["sales"].committed
+    assert not in_flight(timeline(conf, database, "sales"), "compaction")
+    assert has(timeline(conf, database, "sales"), ".commit")  # a completed compaction
+    rows = spark_rows(spark, conf, database, "sales")
+    assert differences(rows, expected(landing, "sales"), "salesid") == []
+    changelog = spark_rows(spark, conf, database, "sales_changelog")
+    assert len({r["_cdc_event_id"] for r in changelog}) == len(changelog)
+    assert not run_ingest(spark, conf, mor)["sales"].committed

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -134,3 +137,52 @@ def test_injection_strings_in_the_table_config_are_config_errors(
         load_tables(path)
     assert str(path) in str(raised.value)
     assert repr(bad) in str(raised.value) or bad in str(raised.value)
+
+
+@pytest.fixture
+def s3_with_auth(free_port) -> Iterator[str]:
+    """A moto S3 server that checks signatures after its first four (set-up) requests."""
+    from tests.conftest import MOTO_SERVER, wait_until_healthy
+
+    port = free_port()
+    server = subprocess.Popen(
+        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
+        env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "4"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until_healthy(server, f"http://127.0.0.1:{port}/moto-api/", "moto_server")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        os.kill(server.pid, signal.SIGTERM)
+        server.wait(timeout=15)
+
+
+def test_s3_credentials_wrong_is_one_line(s3_with_auth: str, tmp_path: Path, free_port) -> None:
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=s3_with_auth)
+    iam = boto3.client("iam", endpoint_url=s3_with_auth)
+    s3.create_bucket(Bucket="guarded")  # the four requests before checks start
+    iam.create_user(UserName="lake")
+    key = iam.create_access_key(UserName="lake")["AccessKey"]
+    allow_all = {"Version": "2012-10-17",
+                 "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}  # fmt: skip
+    iam.put_user_policy(UserName="lake", PolicyName="all", PolicyDocument=json.dumps(allow_all))
+    cases = {
+        "unknown key": ("AKIAUNKNOWNKEY000000", "whatever"),
+        "wrong secret": (key["AccessKeyId"], "not-the-secret"),
+    }
+    for case, (key_id, secret) in cases.items():
+        done = _ingest(
+            tmp_path, free_port, AWS_ENDPOINT_URL=s3_with_auth, LAKEHOUSE_LAKE="s3://guarded/lake",
+            AWS_ACCESS_KEY_ID=key_id, AWS_SECRET_ACCESS_KEY=secret,
+        )  # fmt: skip
+        _assert_one_line(done, ["s3://guarded/lake", "S3 refused these credentials", "AWS_"])
+        assert secret not in done.stderr, case
+    with_good_keys = boto3.client(
+        "s3", endpoint_url=s3_with_auth,
+        aws_access_key_id=key["AccessKeyId"], aws_secret_access_key=key["SecretAccessKey"],
+    )  # fmt: skip
+    assert with_good_keys.list_objects_v2(Bucket="guarded")["KeyCount"] == 0
