@@ -19,6 +19,7 @@ from ingestion.decode.events import DecodeSpec, classify, decode
 from ingestion.decode.types import FieldType, from_spark_type
 from ingestion.paths import to_hadoop_uri
 from ingestion.plan import TablePlan
+from ingestion.profile import Profiler
 from ingestion.results import BatchCounts, BronzeCounts
 from ingestion.sources.base import Source
 
@@ -54,13 +55,19 @@ def existing_columns(spark: SparkSession, plan: TablePlan) -> dict[str, FieldTyp
 
 
 def decode_batch(
-    spark: SparkSession, plan: TablePlan, source: Source[Any], ingested_at: str
+    spark: SparkSession,
+    plan: TablePlan,
+    source: Source[Any],
+    ingested_at: str,
+    profile: Profiler,
 ) -> DecodedBatch:
     """Read the plan's batch from its source and decode it; events and rejects cached."""
     table = plan.table
-    declared = {**existing_columns(spark, plan), **table.columns}
+    with profile.step("bronze schema"):
+        declared = {**existing_columns(spark, plan), **table.columns}
     spec = DecodeSpec(table.source.connector, table.key, declared)
-    decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)
+    with profile.step("decode"):
+        decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)
     return DecodedBatch(
         events=decoded.events.cache(),
         rejects=decoded.rejects.cache(),

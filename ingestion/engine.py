@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from ingestion.commits import register_tables, write_bronze, write_changelog, wr
 from ingestion.config import TableConfig
 from ingestion.locks import table_lock
 from ingestion.plan import TablePlan, plan_table, source_for
+from ingestion.profile import Profiler, StepTiming
 from ingestion.results import BatchCounts, BronzeCounts, IngestRun, TableResult
 from ingestion.settings import Settings
 
@@ -44,17 +46,21 @@ def commit_batch(
     batch: DecodedBatch,
     counts: BatchCounts,
     ingested_at: str,
+    profile: Profiler,
 ) -> BronzeCounts:
     """The commits in exactly-once order (quarantine, changelog, bronze), then the catalog."""
     if counts.rejects:
-        write_quarantine(spark, conf, plan, batch.rejects, ingested_at)
-    write_changelog(conf, plan, batch.events, batch.columns)
-    bronze = bronze_frame(
-        spark, plan, batch.events, batch.columns, has_truncates=counts.truncates > 0
-    ).cache()
-    written = count_bronze(bronze)
-    write_bronze(conf, plan, bronze, counts.only_inserts)
-    register_tables(spark, plan)
+        write_quarantine(spark, conf, plan, batch.rejects, ingested_at, profile)
+    write_changelog(conf, plan, batch.events, batch.columns, profile)
+    with profile.step("bronze rows"):
+        bronze = bronze_frame(
+            spark, plan, batch.events, batch.columns, has_truncates=counts.truncates > 0
+        ).cache()
+    with profile.step("bronze count"):
+        written = count_bronze(bronze)
+    write_bronze(conf, plan, bronze, counts.only_inserts, profile)
+    with profile.step("catalog"):
+        register_tables(spark, plan)
     bronze.unpersist()
     return written
 
@@ -73,17 +79,25 @@ def ingest_table(
     committed (locks.py).
     """
     started = time.monotonic()
-    with table_lock(conf.home, table.database, table.name, conf.lock_wait_seconds):
+    profile = Profiler(spark, table.name)
+    with ExitStack() as held:
+        with profile.step("lock"):
+            held.enter_context(
+                table_lock(conf.home, table.database, table.name, conf.lock_wait_seconds)
+            )
         source = source_for(spark, conf, table)
-        plan = plan_table(spark, conf, table, source)
+        plan = plan_table(spark, conf, table, source, profile)
         if plan.batch.empty:
-            return TableResult(table.name, files=0, seconds=_elapsed(started))
+            return TableResult(table.name, seconds=_elapsed(started), profile=profile.steps())
         log(f"{table.name}: {plan.files} new file(s) from {table.topic}")
-        batch = decode_batch(spark, plan, source, ingested_at)
-        counts = count_batch(batch)
-        written = commit_batch(spark, conf, plan, batch, counts, ingested_at)
+        batch = decode_batch(spark, plan, source, ingested_at, profile)
+        with profile.step("count"):
+            counts = count_batch(batch)
+        written = commit_batch(spark, conf, plan, batch, counts, ingested_at, profile)
         batch.unpersist()
-    return TableResult.applied(table.name, plan.files, counts, written, _elapsed(started))
+    return TableResult.applied(
+        table.name, plan.files, counts, written, _elapsed(started), profile.steps()
+    )
 
 
 def ingest(
@@ -92,18 +106,32 @@ def ingest(
     tables: list[TableConfig],
     log: Callable[[str], None],
     run_record: Path | None = None,
+    startup: tuple[StepTiming, ...] = (),
 ) -> IngestRun:
-    """Ingest each table once; write the run record; return the run's results."""
+    """Ingest each table once; write the run record; return the run's results.
+
+    `startup` holds steps timed before the engine was called (the Spark
+    session's start), kept with the run's own in the record.
+    """
     ingested_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
     started = time.monotonic()
-    for database in sorted({t.database for t in tables}):
-        catalog.ensure_database(spark, database, f"{conf.lake.rstrip('/')}/{database}")
+    profile = Profiler(spark, "run")
+    with profile.step("databases"):
+        for database in sorted({t.database for t in tables}):
+            catalog.ensure_database(spark, database, f"{conf.lake.rstrip('/')}/{database}")
     # Tables are independent; overlapping their commits hides Hudi's per-commit latency.
     with ThreadPoolExecutor(max_workers=max(1, conf.parallel_tables)) as pool:
         results = tuple(
             pool.map(lambda table: ingest_table(spark, conf, table, ingested_at, log), tables)
         )
-    run = IngestRun(ingested_at, _elapsed(started), conf.landing, conf.lake, results)
+    run = IngestRun(
+        ingested_at,
+        _elapsed(started),
+        conf.landing,
+        conf.lake,
+        results,
+        (*startup, *profile.steps()),
+    )
     if run_record is not None:
         write_run_record(run_record, run)
     return run

@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from ingestion.checkpoint import oldest, read_checkpoint, table_exists
 from ingestion.config import TableConfig
 from ingestion.paths import TablePaths
+from ingestion.profile import Profiler
 from ingestion.settings import Settings
 from ingestion.sources.base import Source, SourceBatch
 from ingestion.sources.landing import LandingSource
@@ -41,18 +42,22 @@ def source_for(spark: SparkSession, conf: Settings, table: TableConfig) -> Sourc
 
 
 def plan_table(
-    spark: SparkSession, conf: Settings, table: TableConfig, source: Source[Any]
+    spark: SparkSession,
+    conf: Settings,
+    table: TableConfig,
+    source: Source[Any],
+    profile: Profiler,
 ) -> TablePlan:
     """Read both checkpoints and ask the source what is new past the older one."""
     paths = TablePaths.of(conf, table)
-    checkpoints = [
-        read_checkpoint(spark, paths.bronze, table.topic),
-        read_checkpoint(spark, paths.changelog, table.topic),
-    ]
-    return TablePlan(
-        table=table,
-        paths=paths,
-        batch=source.pending(oldest(checkpoints)),
-        bronze_exists=table_exists(spark, paths.bronze),
-        changelog_exists=table_exists(spark, paths.changelog),
-    )
+    with profile.step("checkpoint read"):
+        checkpoints = [
+            read_checkpoint(spark, paths.bronze, table.topic),
+            read_checkpoint(spark, paths.changelog, table.topic),
+        ]
+        bronze_exists = table_exists(spark, paths.bronze)
+        changelog_exists = table_exists(spark, paths.changelog)
+    with profile.step("listing") as detail:
+        batch = source.pending(oldest(checkpoints))
+        detail["items"] = len(batch.items)
+    return TablePlan(table, paths, batch, bronze_exists, changelog_exists)

@@ -89,6 +89,7 @@ def _ingest(args: argparse.Namespace) -> int:
         interval=args.interval,
         max_runs=args.max_runs,
         log=output.say,
+        profile=args.profile,
     )
 
 
@@ -102,6 +103,9 @@ def _ingest_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--continuous", action="store_true", help="keep polling for new files")
     parser.add_argument("--interval", type=float, default=60.0, help="seconds between polls")
     parser.add_argument("--max-runs", type=int, help="stop after this many polls (continuous)")
+    parser.add_argument(
+        "--profile", action="store_true", help="print where each table's seconds went, per step"
+    )
     parser.set_defaults(handler=_ingest)
 
 

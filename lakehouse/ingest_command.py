@@ -15,7 +15,8 @@ from rich.table import Table
 from ingestion.config import load_tables, select_tables
 from ingestion.engine import ingest
 from ingestion.preflight import check_run
-from ingestion.results import TableResult
+from ingestion.profile import timed
+from ingestion.results import IngestRun, TableResult
 from ingestion.settings import load_settings
 from ingestion.spark import build_session
 from lakehouse.output import console
@@ -37,6 +38,19 @@ def summary_table(results: Sequence[TableResult]) -> Table:
     return table
 
 
+def profile_table(run: IngestRun) -> Table:
+    """Every step of the run, per table: seconds, Spark jobs and Hudi's phases of each write."""
+    table = Table(title="ingest profile (seconds)", title_justify="left")
+    for column in ("table", "step", "seconds", "spark jobs", "detail"):
+        table.add_column(column, justify="right" if column in ("seconds", "spark jobs") else "left")
+    rows = [("(run)", step) for step in run.steps]
+    rows += [(result.table, step) for result in run.tables for step in result.profile]
+    for name, step in rows:
+        detail = ", ".join(f"{k.removeprefix('hudi_')} {v:g}" for k, v in step.detail.items())
+        table.add_row(name, step.step, f"{step.seconds:.2f}", str(step.spark_jobs), detail)
+    return table
+
+
 def run_ingest(
     tables: list[str] | None = None,
     landing: str | None = None,
@@ -45,21 +59,27 @@ def run_ingest(
     interval: float = 60.0,
     max_runs: int | None = None,
     log: Callable[[str], None] = print,
+    profile: bool = False,
 ) -> int:
     """Ingest once (or poll when continuous); print summaries; return the exit code."""
     overrides = {k: v for k, v in {"landing": landing, "lake": lake}.items() if v}
     conf = load_settings(overrides)
     selected = select_tables(load_tables(), tables)
     check_run(conf)
+    session_started = time.monotonic()
     spark = build_session("lakehouse-ingest", conf)
+    startup = (timed("spark session", session_started),)
     quarantined = False
     runs = 0
     while True:
         started = time.monotonic()
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         record = conf.home / "runs" / f"ingest-{stamp}.json"
-        run = ingest(spark, conf, selected, log, run_record=record)
+        run = ingest(spark, conf, selected, log, run_record=record, startup=startup)
+        startup = ()
         console.print(summary_table(run.tables))
+        if profile:
+            console.print(profile_table(run))
         quarantined = quarantined or run.quarantined > 0
         log(
             f"ingested {run.events:,} events from {run.files} files into "
