@@ -48,9 +48,15 @@ def field_types(schema: T.StructType) -> dict[str, FieldType]:
 
 
 def existing_columns(spark: SparkSession, plan: TablePlan) -> dict[str, FieldType]:
-    """Source columns the bronze table already has (including ones added by evolution)."""
+    """Source columns the bronze table already has (including ones added by evolution).
+
+    The plan read them from the newest commit's schema; a table without one
+    (written before commits carried it) is read through Spark.
+    """
     if not plan.bronze_exists:
         return {}
+    if plan.bronze.schema is not None:
+        return field_types(plan.bronze.schema)
     return field_types(spark.read.format("hudi").load(to_hadoop_uri(plan.paths.bronze)).schema)
 
 

@@ -21,6 +21,7 @@ from ingestion.locks import table_lock
 from ingestion.paths import QUARANTINE
 from ingestion.plan import TablePlan
 from ingestion.profile import Profiler
+from ingestion.results import BatchCounts
 from ingestion.settings import Settings
 
 
@@ -79,17 +80,19 @@ def write_changelog(
     plan: TablePlan,
     events: DataFrame,
     columns: tuple[str, ...],
+    counts: BatchCounts,
     profile: Profiler,
 ) -> None:
     """Append every event (truncates included) to the changelog, with the checkpoint."""
     new_changelog = not plan.changelog_exists
+    parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
     timed_write(
         profile,
         "changelog write",
         events.select(*columns, *CDC_COLUMNS, "_cdc_event_id"),
         plan.paths.changelog,
         {
-            **hudi_writer.changelog_options(plan.table, conf.shuffle_partitions),
+            **hudi_writer.changelog_options(plan.table, parallelism),
             **write_options(plan.batch.checkpoint),
         },
         "bulk_insert" if new_changelog else "upsert",
@@ -98,7 +101,7 @@ def write_changelog(
 
 
 def write_bronze(
-    conf: Settings, plan: TablePlan, bronze: DataFrame, only_inserts: bool, profile: Profiler
+    conf: Settings, plan: TablePlan, bronze: DataFrame, counts: BatchCounts, profile: Profiler
 ) -> None:
     """Merge the bronze rows into the current state, with the checkpoint.
 
@@ -106,16 +109,20 @@ def write_bronze(
     else needs Hudi's merge to keep the latest change per key.
     """
     new_bronze = not plan.bronze_exists
+    parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
+    record_index = hudi_writer.use_record_index(
+        plan.bronze.data_bytes, plan.bronze.record_index, conf.record_index_min_mb * 1024**2
+    )
     timed_write(
         profile,
         "bronze write",
         bronze,
         plan.paths.bronze,
         {
-            **hudi_writer.bronze_options(plan.table, conf.shuffle_partitions),
+            **hudi_writer.bronze_options(plan.table, parallelism, record_index),
             **write_options(plan.batch.checkpoint),
         },
-        "bulk_insert" if new_bronze and only_inserts else "upsert",
+        "bulk_insert" if new_bronze and counts.only_inserts else "upsert",
         new_bronze,
     )
 

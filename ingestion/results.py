@@ -44,6 +44,10 @@ class BatchCounts:
         return cls(dict(sorted(flavours.items())), dict(sorted(ops.items())), rejects)
 
     @property
+    def events(self) -> int:
+        return sum(self.ops.values())
+
+    @property
     def tombstones(self) -> int:
         return self.flavours.get("tombstone", 0)
 
