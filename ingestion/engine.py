@@ -112,6 +112,17 @@ class Engine:
         self.sources = {table.name: source_for(spark, conf, table) for table in tables}
         self._databases_ready = False
         self._databases_lock = threading.Lock()
+        # One pool for the engine's life: its threads (each pinned to a JVM
+        # thread by PySpark) are reused by every micro-batch, not made anew.
+        self._pool = ThreadPoolExecutor(
+            max_workers=max(1, conf.parallel_tables), thread_name_prefix="ingest"
+        )
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._pool.shutdown(wait=True)
 
     def ingest_table(
         self, table: TableConfig, ingested_at: str, stop: threading.Event | None = None
@@ -176,10 +187,9 @@ class Engine:
         ingested_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
         started = time.monotonic()
         # Tables are independent; overlapping their commits hides Hudi's per-commit latency.
-        with ThreadPoolExecutor(max_workers=max(1, self.conf.parallel_tables)) as pool:
-            results = tuple(
-                pool.map(lambda table: self.ingest_table(table, ingested_at, stop), self.tables)
-            )
+        results = tuple(
+            self._pool.map(lambda table: self.ingest_table(table, ingested_at, stop), self.tables)
+        )
         return IngestRun(
             ingested_at,
             _elapsed(started),
@@ -199,7 +209,8 @@ def ingest(
     startup: tuple[StepTiming, ...] = (),
 ) -> IngestRun:
     """Ingest each table once (one micro-batch); write the run record; return the results."""
-    run = Engine(spark, conf, tables, log).run_batch(startup=startup)
+    with Engine(spark, conf, tables, log) as engine:
+        run = engine.run_batch(startup=startup)
     if run_record is not None:
         write_run_record(run_record, run)
     return run

@@ -78,7 +78,9 @@ def plan_table(
     paths = TablePaths.of(conf, table)
     with profile.step("checkpoint read"):
         memory.bronze = read_state(spark, paths.bronze, table.topic, memory.bronze)
-        memory.changelog = read_state(spark, paths.changelog, table.topic, memory.changelog)
+        memory.changelog = read_state(
+            spark, paths.changelog, table.topic, memory.changelog, details=False
+        )
     with profile.step("listing") as detail:
         batch = source.pending(oldest([memory.bronze.checkpoint, memory.changelog.checkpoint]))
         detail["items"] = len(batch.items)

@@ -11,7 +11,7 @@ timeline and reuses what it has when nobody committed since.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -64,11 +64,16 @@ def _data_bytes(spark: SparkSession, path: str) -> int:
     return int(fs.getContentSummary(base).getLength() - fs.getContentSummary(meta).getLength())
 
 
-def _from_commits(spark: SparkSession, path: str, topic: str, instant: str | None) -> TableState:
-    """Walk the completed commits newest first until both checkpoint and schema are found."""
+def _from_commits(
+    spark: SparkSession, path: str, topic: str, instant: str | None, details: bool
+) -> TableState:
+    """Walk the completed commits newest first until the checkpoint (and schema) are found.
+
+    `details`: also the columns, the size and the index, which only a table
+    that is merged into (bronze) needs.
+    """
     hudi = spark._jvm.org.apache.hudi
     client = _meta_client(spark, path)
-    record_index = "record_index" in set(client.getTableConfig().getMetadataPartitions())
     timeline = client.getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
     checkpoint: Checkpoint | None = None
     schema: T.StructType | None = None
@@ -76,16 +81,25 @@ def _from_commits(spark: SparkSession, path: str, topic: str, instant: str | Non
         metadata = hudi.common.table.timeline.TimelineUtils.getCommitMetadata(commit, timeline)
         if checkpoint is None and (text := metadata.getMetadata(KEY)):
             checkpoint = Checkpoint.from_json(text)
-        if schema is None and (avro := metadata.getMetadata(SCHEMA_KEY)):
+        if details and schema is None and (avro := metadata.getMetadata(SCHEMA_KEY)):
             schema = _spark_schema(spark, avro)
-        if checkpoint is not None and schema is not None:
+        if checkpoint is not None and (schema is not None or not details):
             break
-    size = _data_bytes(spark, path)
-    return TableState(True, checkpoint or Checkpoint(topic), schema, instant, size, record_index)
+    state = TableState(True, checkpoint or Checkpoint(topic), schema, instant)
+    if not details:
+        return state
+    partitions = set(client.getTableConfig().getMetadataPartitions())
+    return replace(
+        state, data_bytes=_data_bytes(spark, path), record_index="record_index" in partitions
+    )
 
 
 def read_state(
-    spark: SparkSession, path: str, topic: str, known: TableState | None = None
+    spark: SparkSession,
+    path: str,
+    topic: str,
+    known: TableState | None = None,
+    details: bool = True,
 ) -> TableState:
     """The table's state; `known` is returned as is when no commit completed since it."""
     files = timeline_files(spark, path)
@@ -94,4 +108,4 @@ def read_state(
     instant = newest_completed(files)
     if known is not None and known.exists and known.instant == instant:
         return known
-    return _from_commits(spark, path, topic, instant)
+    return _from_commits(spark, path, topic, instant, details)

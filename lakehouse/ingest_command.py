@@ -1,4 +1,4 @@
-"""`lakehouse ingest`: one or repeated runs over the selected tables, with summaries.
+"""`lakehouse ingest`: one run over the selected tables, or the continuous service; summaries.
 
 Exit codes: 0 all applied, 3 applied but some records were quarantined
 (see <bronze_database>._quarantine), 2 a user error (config, stack).
@@ -17,7 +17,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from rich.table import Table
 
-from ingestion.config import load_tables, select_tables
+from ingestion.config import TableConfig, load_tables, select_tables
 from ingestion.continuous import serve
 from ingestion.engine import Engine, ingest
 from ingestion.preflight import check_run
@@ -85,7 +85,14 @@ def _start_session(conf: Settings, continuous: bool) -> tuple[SparkSession, Step
     return spark, timed("spark session", started)
 
 
-def run_once(spark: SparkSession, conf: Settings, tables: list, startup, profile: bool) -> int:
+def run_once(
+    spark: SparkSession,
+    conf: Settings,
+    tables: list[TableConfig],
+    startup: tuple[StepTiming, ...],
+    profile: bool,
+) -> int:
+    """One micro-batch over the tables, its summary, its run record."""
     started = time.monotonic()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     record = conf.home / "runs" / f"ingest-{stamp}.json"
@@ -94,7 +101,9 @@ def run_once(spark: SparkSession, conf: Settings, tables: list, startup, profile
     return EXIT_QUARANTINED if run.quarantined else 0
 
 
-def run_continuous(spark: SparkSession, conf: Settings, tables: list, profile: bool) -> int:
+def run_continuous(
+    spark: SparkSession, conf: Settings, tables: list[TableConfig], profile: bool
+) -> int:
     """Micro-batches until SIGTERM or SIGINT; each committing batch appended to one record."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -113,7 +122,8 @@ def run_continuous(spark: SparkSession, conf: Settings, tables: list, profile: b
         f"least {conf.ingest_min_sync_seconds:g}s apart; health {conf.ingest_health_file}; "
         "stop with SIGTERM or Ctrl-C"
     )
-    health = serve(Engine(spark, conf, tables, output.say), stop, on_batch, conf.ingest_health_file)
+    with Engine(spark, conf, tables, output.say) as engine:
+        health = serve(engine, stop, on_batch, conf.ingest_health_file)
     output.say(
         f"stopped after {health.batches} micro-batch(es), {health.events:,} events, "
         f"{health.quarantined} quarantined; run record {record}"
