@@ -173,7 +173,8 @@ def wait_health(
             state = json.loads(health.read_text())
         except (OSError, ValueError):
             state = {}
-        if state and ready(state):
+        # Only this service's own file: a previous run's may still lie there.
+        if state.get("pid") == service.pid and ready(state):
             return state
         if service.poll() is not None:
             raise RuntimeError(f"the ingestion service exited with {service.returncode}")
@@ -274,6 +275,7 @@ def measure(
 ) -> dict[str, Any]:
     """The service, the writer and the prober; the streaming part's figures."""
     health = work / "health.json"
+    health.unlink(missing_ok=True)
     stage(landing, 0, work / "landing")
     with thrift_running(conf, log) as thrift_pid:
         service = start_service(work, health)
