@@ -19,6 +19,7 @@ from ingestion.decode.events import DecodeSpec, classify, decode
 from ingestion.decode.types import FieldType, from_spark_type
 from ingestion.paths import to_hadoop_uri
 from ingestion.plan import TablePlan
+from ingestion.profile import Profiler
 from ingestion.results import BatchCounts, BronzeCounts
 from ingestion.sources.base import Source
 
@@ -47,20 +48,32 @@ def field_types(schema: T.StructType) -> dict[str, FieldType]:
 
 
 def existing_columns(spark: SparkSession, plan: TablePlan) -> dict[str, FieldType]:
-    """Source columns the bronze table already has (including ones added by evolution)."""
+    """Source columns the bronze table already has (including ones added by evolution).
+
+    The plan read them from the newest commit's schema; a table without one
+    (written before commits carried it) is read through Spark.
+    """
     if not plan.bronze_exists:
         return {}
+    if plan.bronze.schema is not None:
+        return field_types(plan.bronze.schema)
     return field_types(spark.read.format("hudi").load(to_hadoop_uri(plan.paths.bronze)).schema)
 
 
 def decode_batch(
-    spark: SparkSession, plan: TablePlan, source: Source[Any], ingested_at: str
+    spark: SparkSession,
+    plan: TablePlan,
+    source: Source[Any],
+    ingested_at: str,
+    profile: Profiler,
 ) -> DecodedBatch:
     """Read the plan's batch from its source and decode it; events and rejects cached."""
     table = plan.table
-    declared = {**existing_columns(spark, plan), **table.columns}
+    with profile.step("bronze schema"):
+        declared = {**existing_columns(spark, plan), **table.columns}
     spec = DecodeSpec(table.source.connector, table.key, declared)
-    decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)
+    with profile.step("decode"):
+        decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)
     return DecodedBatch(
         events=decoded.events.cache(),
         rejects=decoded.rejects.cache(),

@@ -35,15 +35,14 @@ def register(spark: SparkSession, database: str, table: str, path: str) -> None:
     the catalog may be shared with other lakes (and other people).
     """
     uri = to_hadoop_uri(path).rstrip("/")
-    if spark.catalog.tableExists(f"{database}.{table}"):
-        location = (
-            spark.sql(f"describe formatted `{database}`.`{table}`")
-            .where("col_name = 'Location'")
-            .collect()
-        )
-        if location and not _same_location(location[0].data_type, uri):
+    # The metastore itself, not Spark's catalog API: that would load the Hudi
+    # table (meta client, schema, file listing) only to read its location.
+    metastore = spark._jsparkSession.sharedState().externalCatalog()
+    if metastore.tableExists(database, table):
+        location = str(metastore.getTable(database, table).location())
+        if not _same_location(location, uri):
             raise CatalogConflictError(
-                f"{database}.{table} is registered at {location[0].data_type}, not at {uri}; "
+                f"{database}.{table} is registered at {location}, not at {uri}; "
                 "drop it or write to another database"
             )
         return

@@ -8,20 +8,46 @@ rows are keyed by file and line and a rerun overwrites them.
 
 from __future__ import annotations
 
+import time
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ingestion import catalog, hudi_writer
 from ingestion.checkpoint import table_exists, write_options
 from ingestion.decode.events import CDC_COLUMNS
+from ingestion.hudi_timeline import write_phases
 from ingestion.locks import table_lock
 from ingestion.paths import QUARANTINE
 from ingestion.plan import TablePlan
+from ingestion.profile import Profiler
+from ingestion.results import BatchCounts
 from ingestion.settings import Settings
 
 
+def timed_write(
+    profile: Profiler,
+    step: str,
+    frame: DataFrame,
+    path: str,
+    options: dict[str, str],
+    operation: str,
+    new_table: bool,
+) -> None:
+    """One Hudi commit as a profiled step, split into Hudi's phases (hudi_timeline.py)."""
+    with profile.step(step) as detail:
+        started = time.time()
+        hudi_writer.write(frame, path, options, operation, new_table)
+        detail.update(write_phases(frame.sparkSession, path, started, time.time()))
+
+
 def write_quarantine(
-    spark: SparkSession, conf: Settings, plan: TablePlan, rejects: DataFrame, ingested_at: str
+    spark: SparkSession,
+    conf: Settings,
+    plan: TablePlan,
+    rejects: DataFrame,
+    ingested_at: str,
+    profile: Profiler,
 ) -> None:
     """Upsert the batch's rejected lines, with their reason, into the database's quarantine."""
     table = plan.table
@@ -37,7 +63,9 @@ def write_quarantine(
     # the same writer lock as a table's, across threads and processes.
     with table_lock(conf.home, table.database, QUARANTINE, conf.lock_wait_seconds):
         new_quarantine = not table_exists(spark, plan.paths.quarantine)
-        hudi_writer.write(
+        timed_write(
+            profile,
+            "quarantine write",
             quarantine,
             plan.paths.quarantine,
             hudi_writer.quarantine_options(table.database, conf.shuffle_partitions),
@@ -48,15 +76,23 @@ def write_quarantine(
 
 
 def write_changelog(
-    conf: Settings, plan: TablePlan, events: DataFrame, columns: tuple[str, ...]
+    conf: Settings,
+    plan: TablePlan,
+    events: DataFrame,
+    columns: tuple[str, ...],
+    counts: BatchCounts,
+    profile: Profiler,
 ) -> None:
     """Append every event (truncates included) to the changelog, with the checkpoint."""
     new_changelog = not plan.changelog_exists
-    hudi_writer.write(
+    parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
+    timed_write(
+        profile,
+        "changelog write",
         events.select(*columns, *CDC_COLUMNS, "_cdc_event_id"),
         plan.paths.changelog,
         {
-            **hudi_writer.changelog_options(plan.table, conf.shuffle_partitions),
+            **hudi_writer.changelog_options(plan.table, parallelism),
             **write_options(plan.batch.checkpoint),
         },
         "bulk_insert" if new_changelog else "upsert",
@@ -64,21 +100,29 @@ def write_changelog(
     )
 
 
-def write_bronze(conf: Settings, plan: TablePlan, bronze: DataFrame, only_inserts: bool) -> None:
+def write_bronze(
+    conf: Settings, plan: TablePlan, bronze: DataFrame, counts: BatchCounts, profile: Profiler
+) -> None:
     """Merge the bronze rows into the current state, with the checkpoint.
 
     A new table fed only snapshot reads and creates is bulk-inserted; anything
     else needs Hudi's merge to keep the latest change per key.
     """
     new_bronze = not plan.bronze_exists
-    hudi_writer.write(
+    parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
+    record_index = hudi_writer.use_record_index(
+        plan.bronze.data_bytes, plan.bronze.record_index, conf.record_index_min_mb * 1024**2
+    )
+    timed_write(
+        profile,
+        "bronze write",
         bronze,
         plan.paths.bronze,
         {
-            **hudi_writer.bronze_options(plan.table, conf.shuffle_partitions),
+            **hudi_writer.bronze_options(plan.table, parallelism, record_index),
             **write_options(plan.batch.checkpoint),
         },
-        "bulk_insert" if new_bronze and only_inserts else "upsert",
+        "bulk_insert" if new_bronze and counts.only_inserts else "upsert",
         new_bronze,
     )
 

@@ -1,26 +1,31 @@
-"""One ingestion run: for each table, new landing files -> quarantine, changelog, bronze.
+"""The ingestion engine: for each table, new source records -> quarantine, changelog, bronze.
 
 Order matters for exactly-once: rejects first (keyed by file and line, so a
 rerun overwrites them), then the changelog and the bronze table, each commit
-carrying the checkpoint of the files it applied. A crash between commits makes
-the next run re-read from the older checkpoint; Hudi's keys and ordering make
-re-applying those events a no-op.
+carrying the checkpoint of the records it applied. A crash between commits
+makes the next run re-read from the older checkpoint; Hudi's keys and
+ordering make re-applying those events a no-op.
 
 A table's run is a sequence of steps, each in its own module: plan (plan.py:
-checkpoints + the source's listing), decode and count (batch.py), the commits
-and the catalog (commits.py, rows from bronze_rows.py). This module only puts
-them in that order and times them; results.py holds what comes out.
+the tables' states + the source's pending batch), decode and count (batch.py),
+the commits and the catalog (commits.py, rows from bronze_rows.py). This
+module only puts them in that order and times them; results.py holds what
+comes out. `Engine` keeps what it learnt of each table between micro-batches,
+so the one-shot `ingest()` and the continuous service (continuous.py) are the
+same code: one micro-batch, or one after another in the same Spark session.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from ingestion import catalog
 from ingestion.batch import DecodedBatch, count_batch, count_bronze, decode_batch
@@ -28,13 +33,37 @@ from ingestion.bronze_rows import bronze_frame
 from ingestion.commits import register_tables, write_bronze, write_changelog, write_quarantine
 from ingestion.config import TableConfig
 from ingestion.locks import table_lock
-from ingestion.plan import TablePlan, plan_table, source_for
+from ingestion.plan import TableMemory, TablePlan, plan_table, source_for
+from ingestion.profile import Profiler, StepTiming
 from ingestion.results import BatchCounts, BronzeCounts, IngestRun, TableResult
 from ingestion.settings import Settings
 
 
 def _elapsed(started: float) -> float:
     return round(time.monotonic() - started, 2)
+
+
+def bronze_counts(
+    spark: SparkSession,
+    plan: TablePlan,
+    batch: DecodedBatch,
+    counts: BatchCounts,
+    profile: Profiler,
+) -> tuple[DataFrame, BronzeCounts]:
+    """The bronze rows and their counts; counted by a Spark job only when truncates add rows.
+
+    Without truncate deletes, bronze holds one row per non-truncate event and
+    deletes are the `d` events: the batch's op counts already say it all.
+    """
+    truncating = counts.truncates > 0 and plan.table.truncate != "ignore"
+    with profile.step("bronze rows"):
+        bronze = bronze_frame(spark, plan, batch.events, batch.columns, truncating)
+    if not truncating:
+        rows = sum(n for op, n in counts.ops.items() if op != "t")
+        return bronze, BronzeCounts.from_totals(rows=rows, deleted=counts.ops.get("d", 0))
+    bronze = bronze.cache()
+    with profile.step("bronze count"):
+        return bronze, count_bronze(bronze)
 
 
 def commit_batch(
@@ -44,46 +73,131 @@ def commit_batch(
     batch: DecodedBatch,
     counts: BatchCounts,
     ingested_at: str,
+    profile: Profiler,
 ) -> BronzeCounts:
     """The commits in exactly-once order (quarantine, changelog, bronze), then the catalog."""
     if counts.rejects:
-        write_quarantine(spark, conf, plan, batch.rejects, ingested_at)
-    write_changelog(conf, plan, batch.events, batch.columns)
-    bronze = bronze_frame(
-        spark, plan, batch.events, batch.columns, has_truncates=counts.truncates > 0
-    ).cache()
-    written = count_bronze(bronze)
-    write_bronze(conf, plan, bronze, counts.only_inserts)
-    register_tables(spark, plan)
+        write_quarantine(spark, conf, plan, batch.rejects, ingested_at, profile)
+    write_changelog(conf, plan, batch.events, batch.columns, counts, profile)
+    bronze, written = bronze_counts(spark, plan, batch, counts, profile)
+    write_bronze(conf, plan, bronze, counts, profile)
     bronze.unpersist()
+    # Registered by location, the catalog entries follow every commit by themselves.
+    if not plan.memory.registered or not (plan.bronze_exists and plan.changelog_exists):
+        with profile.step("catalog"):
+            register_tables(spark, plan)
+        plan.memory.registered = True
     return written
 
 
-def ingest_table(
-    spark: SparkSession,
-    conf: Settings,
-    table: TableConfig,
-    ingested_at: str,
-    log: Callable[[str], None],
-) -> TableResult:
-    """Apply a table's new landing files; commit nothing when there are none.
+class Engine:
+    """Micro-batches over a fixed set of tables in one Spark session.
 
-    The table's writer lock covers it all, from reading the checkpoints to
-    the last commit, so a second run of the table plans from what this one
-    committed (locks.py).
+    Keeps, per table, the states read at the last plan (reused while nobody
+    else commits) and whether its catalog entries are known to exist.
     """
-    started = time.monotonic()
-    with table_lock(conf.home, table.database, table.name, conf.lock_wait_seconds):
-        source = source_for(spark, conf, table)
-        plan = plan_table(spark, conf, table, source)
-        if plan.batch.empty:
-            return TableResult(table.name, files=0, seconds=_elapsed(started))
-        log(f"{table.name}: {plan.files} new file(s) from {table.topic}")
-        batch = decode_batch(spark, plan, source, ingested_at)
-        counts = count_batch(batch)
-        written = commit_batch(spark, conf, plan, batch, counts, ingested_at)
-        batch.unpersist()
-    return TableResult.applied(table.name, plan.files, counts, written, _elapsed(started))
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        conf: Settings,
+        tables: list[TableConfig],
+        log: Callable[[str], None],
+    ) -> None:
+        self.spark = spark
+        self.conf = conf
+        self.tables = tables
+        self.log = log
+        self.memory = {table.name: TableMemory() for table in tables}
+        self.sources = {table.name: source_for(spark, conf, table) for table in tables}
+        self._databases_ready = False
+        self._databases_lock = threading.Lock()
+        # One pool for the engine's life: its threads (each pinned to a JVM
+        # thread by PySpark) are reused by every micro-batch, not made anew.
+        self._pool = ThreadPoolExecutor(
+            max_workers=max(1, conf.parallel_tables), thread_name_prefix="ingest"
+        )
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._pool.shutdown(wait=True)
+
+    def ingest_table(
+        self, table: TableConfig, ingested_at: str, stop: threading.Event | None = None
+    ) -> TableResult:
+        """Apply a table's pending records; commit nothing when there are none.
+
+        The table's writer lock covers it all, from reading the checkpoints to
+        the last commit, so a second run of the table plans from what this one
+        committed (locks.py). A set `stop` skips a table not yet started.
+        """
+        started = time.monotonic()
+        profile = Profiler(self.spark, table.name)
+        if stop is not None and stop.is_set():
+            return TableResult(table.name)
+        with ExitStack() as held:
+            with profile.step("lock"):
+                held.enter_context(
+                    table_lock(
+                        self.conf.home, table.database, table.name, self.conf.lock_wait_seconds
+                    )
+                )
+            source = self.sources[table.name]
+            plan = plan_table(
+                self.spark, self.conf, table, source, profile, self.memory[table.name]
+            )
+            if plan.batch.empty:
+                return TableResult(table.name, seconds=_elapsed(started), profile=profile.steps())
+            self.log(f"{table.name}: {plan.files} new item(s) from {table.topic}")
+            self._ensure_databases(profile)
+            batch = decode_batch(self.spark, plan, source, ingested_at, profile)
+            with profile.step("count"):
+                counts = count_batch(batch)
+            written = commit_batch(self.spark, self.conf, plan, batch, counts, ingested_at, profile)
+            batch.unpersist()
+        return TableResult.applied(
+            table.name, plan.files, counts, written, _elapsed(started), profile.steps()
+        )
+
+    def _ensure_databases(self, profile: Profiler) -> None:
+        """The catalog's databases, once, and only when a table has something to commit.
+
+        The first catalog call starts the metastore client (tens of seconds on
+        a busy machine): a run that finds nothing new never pays it.
+        """
+        with self._databases_lock:
+            if self._databases_ready:
+                return
+            with profile.step("databases"):
+                for database in sorted({t.database for t in self.tables}):
+                    location = f"{self.conf.lake.rstrip('/')}/{database}"
+                    catalog.ensure_database(self.spark, database, location)
+            self._databases_ready = True
+
+    def run_batch(
+        self, stop: threading.Event | None = None, startup: tuple[StepTiming, ...] = ()
+    ) -> IngestRun:
+        """One micro-batch: every table's pending records, tables side by side.
+
+        `startup` holds steps timed before (the Spark session's start), kept
+        with the run's own in the record.
+        """
+        ingested_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        started = time.monotonic()
+        # Tables are independent; overlapping their commits hides Hudi's per-commit latency.
+        results = tuple(
+            self._pool.map(lambda table: self.ingest_table(table, ingested_at, stop), self.tables)
+        )
+        return IngestRun(
+            ingested_at,
+            _elapsed(started),
+            self.conf.landing,
+            self.conf.lake,
+            results,
+            startup,
+        )
 
 
 def ingest(
@@ -92,18 +206,11 @@ def ingest(
     tables: list[TableConfig],
     log: Callable[[str], None],
     run_record: Path | None = None,
+    startup: tuple[StepTiming, ...] = (),
 ) -> IngestRun:
-    """Ingest each table once; write the run record; return the run's results."""
-    ingested_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-    started = time.monotonic()
-    for database in sorted({t.database for t in tables}):
-        catalog.ensure_database(spark, database, f"{conf.lake.rstrip('/')}/{database}")
-    # Tables are independent; overlapping their commits hides Hudi's per-commit latency.
-    with ThreadPoolExecutor(max_workers=max(1, conf.parallel_tables)) as pool:
-        results = tuple(
-            pool.map(lambda table: ingest_table(spark, conf, table, ingested_at, log), tables)
-        )
-    run = IngestRun(ingested_at, _elapsed(started), conf.landing, conf.lake, results)
+    """Ingest each table once (one micro-batch); write the run record; return the results."""
+    with Engine(spark, conf, tables, log) as engine:
+        run = engine.run_batch(startup=startup)
     if run_record is not None:
         write_run_record(run_record, run)
     return run

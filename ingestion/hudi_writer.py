@@ -3,11 +3,21 @@
 Bronze tables take the latest change per key by `_cdc_position` through Hudi's
 own ordering field and EVENT_TIME_ORDERING merge mode: within a batch the
 combine step keeps the highest position, across batches an incoming record
-older than the stored one is ignored. The index is Hudi's record-level index,
-which is global: a key whose partition value changes is moved, never copied.
+older than the stored one is ignored.
+
+The index follows the table's size. A large table uses Hudi's record-level
+index (in the metadata table): lookups cost the same whatever the table's
+size. A small one uses the simple index without a metadata table: joining the
+batch's keys against the table's key column costs less than the metadata
+table's own commit, which every write otherwise pays (measured: 11 to 43 s of
+a 3-row change batch's bronze write at --scale 0.1, docs/benchmarks.md). Both
+are global for a partitioned table (a key whose partition value changes is
+moved, never copied); an unpartitioned table has one partition anyway.
 """
 
 from __future__ import annotations
+
+import math
 
 from pyspark.sql import DataFrame
 
@@ -16,6 +26,17 @@ from ingestion.paths import to_hadoop_uri
 
 ORDERING_COLUMN = {"source_position": "_cdc_position", "source_ts": "_cdc_source_ts"}
 HARD_DELETE_COLUMN = "_hoodie_is_deleted"
+
+
+# Events one Hudi write task takes before another is worth its start-up: a
+# 500-event change batch is one task (one file group touched, one small
+# file), not `shuffle_partitions` tasks of a few rows each.
+EVENTS_PER_TASK = 250_000
+
+
+def parallelism(events: int, most: int) -> int:
+    """Hudi's shuffle parallelism for a batch of `events`: one task per EVENTS_PER_TASK."""
+    return max(1, min(most, math.ceil(events / EVENTS_PER_TASK)))
 
 
 def _key_options(name: str, database: str, keys: tuple[str, ...], partitions: tuple[str, ...]):
@@ -49,7 +70,32 @@ def _common_options(parallelism: int) -> dict[str, str]:
     }
 
 
-def bronze_options(table: TableConfig, parallelism: int) -> dict[str, str]:
+def use_record_index(data_bytes: int, has_record_index: bool, threshold_bytes: int) -> bool:
+    """Whether a bronze table of `data_bytes` is written with the record-level index.
+
+    Half the threshold keeps a table that has one: a table near the line
+    does not build and drop its metadata table on alternate commits.
+    """
+    return data_bytes >= (threshold_bytes // 2 if has_record_index else threshold_bytes)
+
+
+def _index_options(table: TableConfig, record_index: bool) -> dict[str, str]:
+    if record_index:
+        return {
+            "hoodie.index.type": "RECORD_INDEX",
+            "hoodie.metadata.global.record.level.index.enable": "true",
+            "hoodie.record.index.update.partition.path": "true",
+        }
+    return {
+        "hoodie.metadata.enable": "false",
+        "hoodie.index.type": "GLOBAL_SIMPLE" if table.partition_by else "SIMPLE",
+        "hoodie.simple.index.update.partition.path": "true",
+    }
+
+
+def bronze_options(
+    table: TableConfig, parallelism: int, record_index: bool = True
+) -> dict[str, str]:
     """Options of a bronze (current state) table."""
     options = {
         **_key_options(table.name, table.database, table.key, table.partition_by),
@@ -59,9 +105,7 @@ def bronze_options(table: TableConfig, parallelism: int) -> dict[str, str]:
         ),
         "hoodie.table.ordering.fields": ORDERING_COLUMN[table.ordering],
         "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
-        "hoodie.index.type": "RECORD_INDEX",
-        "hoodie.metadata.global.record.level.index.enable": "true",
-        "hoodie.record.index.update.partition.path": "true",
+        **_index_options(table, record_index),
     }
     if table.table_type == "mor":
         options["hoodie.compact.inline"] = "true"

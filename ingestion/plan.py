@@ -1,38 +1,63 @@
-"""Step 1 of a table's run: what to read, from the checkpoints and the source.
+"""Step 1 of a table's run: what to read, from the tables' states and the source.
 
 The plan is everything decided before reading any data: where the table's
-three Hudi tables are, whether they exist yet, the source's new items and the
+three Hudi tables are, their states (exists, checkpoint, columns: one pass
+over each timeline, table_state.py), the source's new items and the
 checkpoint that will be committed with them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import SparkSession
 
-from ingestion.checkpoint import oldest, read_checkpoint, table_exists
+from ingestion.checkpoint import oldest
 from ingestion.config import TableConfig
 from ingestion.paths import TablePaths
+from ingestion.profile import Profiler
 from ingestion.settings import Settings
 from ingestion.sources.base import Source, SourceBatch
 from ingestion.sources.landing import LandingSource
+from ingestion.table_state import TableState, read_state
+
+
+@dataclass
+class TableMemory:
+    """What the engine keeps of a table between micro-batches of one process.
+
+    The states are reused only while their table's newest commit is unchanged
+    (read_state checks with one listing); `registered` spares the catalog.
+    """
+
+    bronze: TableState | None = None
+    changelog: TableState | None = None
+    registered: bool = False
 
 
 @dataclass(frozen=True)
 class TablePlan:
-    """One table's run, decided: targets, whether they exist, and the batch to apply."""
+    """One table's run, decided: targets, their states, and the batch to apply."""
 
     table: TableConfig
     paths: TablePaths
     batch: SourceBatch[Any]
-    bronze_exists: bool
-    changelog_exists: bool
+    bronze: TableState
+    changelog: TableState
+    memory: TableMemory = field(default_factory=TableMemory)
 
     @property
     def files(self) -> int:
         return len(self.batch.items)
+
+    @property
+    def bronze_exists(self) -> bool:
+        return self.bronze.exists
+
+    @property
+    def changelog_exists(self) -> bool:
+        return self.changelog.exists
 
 
 def source_for(spark: SparkSession, conf: Settings, table: TableConfig) -> Source[Any]:
@@ -41,18 +66,22 @@ def source_for(spark: SparkSession, conf: Settings, table: TableConfig) -> Sourc
 
 
 def plan_table(
-    spark: SparkSession, conf: Settings, table: TableConfig, source: Source[Any]
+    spark: SparkSession,
+    conf: Settings,
+    table: TableConfig,
+    source: Source[Any],
+    profile: Profiler,
+    memory: TableMemory | None = None,
 ) -> TablePlan:
-    """Read both checkpoints and ask the source what is new past the older one."""
+    """Read both tables' states and ask the source what is new past the older checkpoint."""
+    memory = memory if memory is not None else TableMemory()
     paths = TablePaths.of(conf, table)
-    checkpoints = [
-        read_checkpoint(spark, paths.bronze, table.topic),
-        read_checkpoint(spark, paths.changelog, table.topic),
-    ]
-    return TablePlan(
-        table=table,
-        paths=paths,
-        batch=source.pending(oldest(checkpoints)),
-        bronze_exists=table_exists(spark, paths.bronze),
-        changelog_exists=table_exists(spark, paths.changelog),
-    )
+    with profile.step("checkpoint read"):
+        memory.bronze = read_state(spark, paths.bronze, table.topic, memory.bronze)
+        memory.changelog = read_state(
+            spark, paths.changelog, table.topic, memory.changelog, details=False
+        )
+    with profile.step("listing") as detail:
+        batch = source.pending(oldest([memory.bronze.checkpoint, memory.changelog.checkpoint]))
+        detail["items"] = len(batch.items)
+    return TablePlan(table, paths, batch, memory.bronze, memory.changelog, memory)

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ingestion.profile import StepTiming
+
 OPS = "rcudt"  # Debezium's ops: read (snapshot), create, update, delete, truncate
 
 
@@ -40,6 +42,10 @@ class BatchCounts:
             else:
                 raise ValueError(f"unknown count kind '{kind}'")
         return cls(dict(sorted(flavours.items())), dict(sorted(ops.items())), rejects)
+
+    @property
+    def events(self) -> int:
+        return sum(self.ops.values())
 
     @property
     def tombstones(self) -> int:
@@ -80,10 +86,17 @@ class TableResult:
     quarantined: int = 0
     seconds: float = 0.0
     committed: bool = False
+    profile: tuple[StepTiming, ...] = ()
 
     @classmethod
     def applied(
-        cls, table: str, files: int, batch: BatchCounts, bronze: BronzeCounts, seconds: float
+        cls,
+        table: str,
+        files: int,
+        batch: BatchCounts,
+        bronze: BronzeCounts,
+        seconds: float,
+        profile: tuple[StepTiming, ...] = (),
     ) -> TableResult:
         """A table whose new files were committed."""
         return cls(
@@ -96,6 +109,7 @@ class TableResult:
             quarantined=batch.rejects,
             seconds=seconds,
             committed=True,
+            profile=profile,
         )
 
     @property
@@ -119,6 +133,7 @@ class IngestRun:
     landing: str
     lake: str
     tables: tuple[TableResult, ...]
+    steps: tuple[StepTiming, ...] = ()  # the run's own steps (session start, databases)
 
     @property
     def events(self) -> int:
@@ -145,5 +160,6 @@ class IngestRun:
             "landing": self.landing,
             "lake": self.lake,
             "tables": [t.to_record() for t in self.tables],
+            "steps": [asdict(s) for s in self.steps],
         }
         return json.dumps(record, indent=2)

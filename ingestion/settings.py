@@ -45,6 +45,10 @@ class Settings:
     shuffle_partitions: int
     parallel_tables: int
     lock_wait_seconds: int
+    ingest_poll_seconds: float
+    ingest_min_sync_seconds: float
+    ingest_health_file: Path
+    record_index_min_mb: int
     metastore_uri: str
     metastore_port: int
     thrift_host: str
@@ -104,6 +108,8 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
     try:
         if kind in (int, "int"):
             return int(value)
+        if kind in (float, "float"):
+            return float(value)
         if kind in (dict[str, str], "dict[str, str]"):
             parsed = json.loads(value) if isinstance(value, str) else (value or {})
             if not isinstance(parsed, dict):

@@ -87,9 +87,7 @@ def _ingest(args: argparse.Namespace) -> int:
         landing=args.landing,
         lake=args.lake,
         continuous=args.continuous,
-        interval=args.interval,
-        max_runs=args.max_runs,
-        log=output.say,
+        profile=args.profile,
     )
 
 
@@ -100,9 +98,15 @@ def _ingest_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--tables", help="comma-separated bronze tables (default: all)")
     parser.add_argument("--landing", help="landing zone URI (default: from conf/lakehouse.yml)")
     parser.add_argument("--lake", help="lake URI (default: from conf/lakehouse.yml)")
-    parser.add_argument("--continuous", action="store_true", help="keep polling for new files")
-    parser.add_argument("--interval", type=float, default=60.0, help="seconds between polls")
-    parser.add_argument("--max-runs", type=int, help="stop after this many polls (continuous)")
+    parser.add_argument(
+        "--continuous",
+        action="store_true",
+        help="one long-running service: a micro-batch as soon as records arrive, until SIGTERM "
+        "(intervals and health file: ingest_* in conf/lakehouse.yml)",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="print where each table's seconds went, per step"
+    )
     parser.set_defaults(handler=_ingest)
 
 
@@ -236,6 +240,10 @@ def _bench(args: argparse.Namespace) -> int:
         from lakehouse.bench.ingest_bench import run_ingest_bench
 
         results = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
+    elif args.bench_command == "latency":
+        from lakehouse.bench.latency import run_latency_bench
+
+        results = run_latency_bench(args.scale, args.rate, args.minutes, args.results, output.say)
     else:
         from lakehouse.bench.dbt_bench import run_dbt_bench
 
@@ -246,7 +254,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _bench_parser(commands: argparse._SubParsersAction) -> None:
 
     parser = commands.add_parser(
-        "bench", help="benchmarks: ingest (ours vs HoodieStreamer vs plain Spark), dbt"
+        "bench", help="benchmarks: ingest (ours vs HoodieStreamer vs plain Spark), dbt, latency"
     )
     bench = parser.add_subparsers(dest="bench_command", required=True)
     ingest = bench.add_parser("ingest", help="ingestion speed and memory, side by side")
@@ -258,7 +266,13 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     dbt.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
     dbt.add_argument("--select", help="dbt node selection (default: the whole project)")
     dbt.add_argument("--exclude", help="dbt nodes to leave out, e.g. 'resource_type:test'")
-    for sub in (ingest, dbt):
+    latency = bench.add_parser(
+        "latency", help="continuous ingestion: seconds from a landed change to the Thrift server"
+    )
+    latency.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
+    latency.add_argument("--rate", type=int, default=1000, help="change events landed per second")
+    latency.add_argument("--minutes", type=float, default=5.0, help="minutes of landing changes")
+    for sub in (ingest, dbt, latency):
         sub.add_argument(
             "--results", type=Path, help="results folder (default: .lakehouse/bench-results)"
         )

@@ -1,4 +1,4 @@
-"""`lakehouse ingest`: one or repeated runs over the selected tables, with summaries.
+"""`lakehouse ingest`: one run over the selected tables, or the continuous service; summaries.
 
 Exit codes: 0 all applied, 3 applied but some records were quarantined
 (see <bronze_database>._quarantine), 2 a user error (config, stack).
@@ -6,18 +6,26 @@ Exit codes: 0 all applied, 3 applied but some records were quarantined
 
 from __future__ import annotations
 
+import json
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
+from pyspark.sql import SparkSession
 from rich.table import Table
 
-from ingestion.config import load_tables, select_tables
-from ingestion.engine import ingest
+from ingestion.config import TableConfig, load_tables, select_tables
+from ingestion.continuous import serve
+from ingestion.engine import Engine, ingest
 from ingestion.preflight import check_run
-from ingestion.results import TableResult
-from ingestion.settings import load_settings
+from ingestion.profile import StepTiming, timed
+from ingestion.results import IngestRun, TableResult
+from ingestion.settings import Settings, load_settings
 from ingestion.spark import build_session
+from lakehouse import output
 from lakehouse.output import console
 
 EXIT_QUARANTINED = 3
@@ -37,37 +45,106 @@ def summary_table(results: Sequence[TableResult]) -> Table:
     return table
 
 
+def profile_table(run: IngestRun) -> Table:
+    """Every step of the run, per table: seconds, Spark jobs and Hudi's phases of each write."""
+    table = Table(title="ingest profile (seconds)", title_justify="left")
+    for column in ("table", "step", "seconds", "spark jobs", "detail"):
+        table.add_column(column, justify="right" if column in ("seconds", "spark jobs") else "left")
+    rows = [("(run)", step) for step in run.steps]
+    rows += [(result.table, step) for result in run.tables for step in result.profile]
+    for name, step in rows:
+        detail = ", ".join(f"{k.removeprefix('hudi_')} {v:g}" for k, v in step.detail.items())
+        table.add_row(name, step.step, f"{step.seconds:.2f}", str(step.spark_jobs), detail)
+    return table
+
+
+def _summary(run: IngestRun, seconds: float, record: Path, profile: bool) -> None:
+    console.print(summary_table(run.tables))
+    if profile:
+        console.print(profile_table(run))
+    output.say(
+        f"ingested {run.events:,} events from {run.files} files into "
+        f"{len(run.touched)} table(s), {run.quarantined} quarantined, "
+        f"in {seconds:.1f}s; run record {record}"
+    )
+
+
+def _start_session(conf: Settings, continuous: bool) -> tuple[SparkSession, StepTiming]:
+    """The Spark session; a continuous service's JVM ignores SIGTERM (see `run_continuous`)."""
+    started = time.monotonic()
+    log_file = conf.run_dir / "lakehouse-ingest.log"
+    if not continuous:
+        return build_session("lakehouse-ingest", conf, log_file), timed("spark session", started)
+    # An ignored signal stays ignored across exec, and the JVM then installs no
+    # handler for it: a SIGTERM to the whole process group (systemd, a
+    # container stop) reaches only the Python driver, which stops between commits.
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        spark = build_session("lakehouse-ingest-continuous", conf, log_file)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return spark, timed("spark session", started)
+
+
+def run_once(
+    spark: SparkSession,
+    conf: Settings,
+    tables: list[TableConfig],
+    startup: tuple[StepTiming, ...],
+    profile: bool,
+) -> int:
+    """One micro-batch over the tables, its summary, its run record."""
+    started = time.monotonic()
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    record = conf.home / "runs" / f"ingest-{stamp}.json"
+    run = ingest(spark, conf, tables, output.say, run_record=record, startup=startup)
+    _summary(run, time.monotonic() - started, record, profile)
+    return EXIT_QUARANTINED if run.quarantined else 0
+
+
+def run_continuous(
+    spark: SparkSession, conf: Settings, tables: list[TableConfig], profile: bool
+) -> int:
+    """Micro-batches until SIGTERM or SIGINT; each committing batch appended to one record."""
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    record = conf.home / "runs" / f"ingest-continuous-{stamp}.jsonl"
+    record.parent.mkdir(parents=True, exist_ok=True)
+
+    def on_batch(run: IngestRun) -> None:
+        with record.open("a") as lines:
+            lines.write(json.dumps(json.loads(run.to_json())) + "\n")
+        _summary(run, run.seconds, record, profile)
+
+    output.say(
+        f"ingesting continuously: polls every {conf.ingest_poll_seconds:g}s, micro-batches at "
+        f"least {conf.ingest_min_sync_seconds:g}s apart; health {conf.ingest_health_file}; "
+        "stop with SIGTERM or Ctrl-C"
+    )
+    with Engine(spark, conf, tables, output.say) as engine:
+        health = serve(engine, stop, on_batch, conf.ingest_health_file)
+    output.say(
+        f"stopped after {health.batches} micro-batch(es), {health.events:,} events, "
+        f"{health.quarantined} quarantined; run record {record}"
+    )
+    return EXIT_QUARANTINED if health.quarantined else 0
+
+
 def run_ingest(
     tables: list[str] | None = None,
     landing: str | None = None,
     lake: str | None = None,
     continuous: bool = False,
-    interval: float = 60.0,
-    max_runs: int | None = None,
-    log: Callable[[str], None] = print,
+    profile: bool = False,
 ) -> int:
-    """Ingest once (or poll when continuous); print summaries; return the exit code."""
+    """Ingest once, or continuously until stopped; print summaries; return the exit code."""
     overrides = {k: v for k, v in {"landing": landing, "lake": lake}.items() if v}
     conf = load_settings(overrides)
     selected = select_tables(load_tables(), tables)
     check_run(conf)
-    spark = build_session("lakehouse-ingest", conf, log_file=conf.run_dir / "lakehouse-ingest.log")
-    quarantined = False
-    runs = 0
-    while True:
-        started = time.monotonic()
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        record = conf.home / "runs" / f"ingest-{stamp}.json"
-        run = ingest(spark, conf, selected, log, run_record=record)
-        console.print(summary_table(run.tables))
-        quarantined = quarantined or run.quarantined > 0
-        log(
-            f"ingested {run.events:,} events from {run.files} files into "
-            f"{len(run.touched)} table(s), {run.quarantined} quarantined, "
-            f"in {time.monotonic() - started:.1f}s; run record {record}"
-        )
-        runs += 1
-        if not continuous or (max_runs is not None and runs >= max_runs):
-            break
-        time.sleep(interval)
-    return EXIT_QUARANTINED if quarantined else 0
+    spark, startup = _start_session(conf, continuous)
+    if continuous:
+        return run_continuous(spark, conf, selected, profile)
+    return run_once(spark, conf, selected, (startup,), profile)

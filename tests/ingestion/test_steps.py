@@ -7,6 +7,10 @@ import json
 import pytest
 
 from ingestion.checkpoint import Checkpoint, oldest
+from ingestion.continuous import Pacing
+from ingestion.hudi_timeline import newest_completed
+from ingestion.hudi_writer import parallelism
+from ingestion.profile import StepTiming
 from ingestion.results import BatchCounts, BronzeCounts, IngestRun, TableResult
 from ingestion.sources.landing import LandingFile, plan_files
 
@@ -95,9 +99,13 @@ def test_a_table_result_from_its_counts() -> None:
 
 
 def test_the_ingest_run_record_keeps_every_field() -> None:
-    sales = TableResult("sales", 3, {"c": 5, "u": 3}, 1, 8, 0, 2, 2.0, True)
+    write = StepTiming("bronze write", 1.5, 3, {"hudi_metadata_table": 0.4})
+    sales = TableResult("sales", 3, {"c": 5, "u": 3}, 1, 8, 0, 2, 2.0, True, (write,))
     users = TableResult("users", seconds=0.5)
-    run = IngestRun("2026-01-01 00:00:00.000000", 2.5, "/landing", "/lake", (sales, users))
+    session = StepTiming("spark session", 4.0)
+    run = IngestRun(
+        "2026-01-01 00:00:00.000000", 2.5, "/landing", "/lake", (sales, users), (session,)
+    )
     assert (run.events, run.files, run.quarantined, run.touched) == (8, 3, 2, ["sales"])
     assert json.loads(run.to_json()) == {
         "started_at": "2026-01-01 00:00:00.000000",
@@ -107,9 +115,38 @@ def test_the_ingest_run_record_keeps_every_field() -> None:
         "tables": [
             {"table": "sales", "files": 3, "events": {"c": 5, "u": 3}, "tombstones": 1,
              "upserted": 8, "deleted": 0, "quarantined": 2, "seconds": 2.0, "committed": True,
+             "profile": [{"step": "bronze write", "seconds": 1.5, "spark_jobs": 3,
+                          "detail": {"hudi_metadata_table": 0.4}}],
              "events_per_second": 4.0},
             {"table": "users", "files": 0, "events": {}, "tombstones": 0, "upserted": 0,
              "deleted": 0, "quarantined": 0, "seconds": 0.5, "committed": False,
-             "events_per_second": 0.0},
+             "profile": [], "events_per_second": 0.0},
         ],
+        "steps": [{"step": "spark session", "seconds": 4.0, "spark_jobs": 0, "detail": {}}],
     }  # fmt: skip
+
+
+def test_the_newest_completed_commit_is_the_tables_version() -> None:
+    files = {
+        "20260101000000100.commit.requested": 1.0,
+        "20260101000000100.inflight": 2.0,
+        "20260101000000100_20260101000005000.commit": 3.0,
+        "20260101000009000.commit.requested": 4.0,
+        "20260101000009000.inflight": 5.0,  # in flight: not a version yet
+        "20260101000001000_20260101000002000.clean": 6.0,
+    }
+    assert newest_completed(files) == "20260101000000100_20260101000005000.commit"
+    assert newest_completed({}) is None
+
+
+def test_write_parallelism_follows_the_batch() -> None:
+    assert [parallelism(n, 4) for n in (0, 3, 250_000, 250_001, 10**8)] == [1, 1, 1, 2, 4]
+
+
+def test_pacing_keeps_the_min_sync_interval_and_polls_when_idle() -> None:
+    pacing = Pacing(poll_seconds=1.0, min_sync_seconds=5.0)
+    committed = IngestRun("t", 2.0, "/l", "/k", (TableResult("sales", committed=True),))
+    idle = IngestRun("t", 0.2, "/l", "/k", (TableResult("sales"),))
+    assert pacing.wait_after(committed, started=100.0, now=102.0) == 3.0
+    assert pacing.wait_after(committed, started=100.0, now=107.0) == 0.0
+    assert pacing.wait_after(idle, started=100.0, now=100.2) == pytest.approx(0.8)

@@ -1,0 +1,111 @@
+"""What a run must know of a Hudi table before it writes: exists, checkpoint, columns.
+
+All three come from the table's newest commits in one pass (one listing of the
+timeline, one Hudi meta client, no Spark job): the checkpoint from the commit
+metadata (checkpoint.py), the columns from the schema Hudi writes into the
+same metadata. The newest completed instant is the state's version: a caller
+that kept a state (the continuous service between micro-batches) lists the
+timeline and reuses what it has when nobody committed since.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+
+from ingestion.checkpoint import KEY, Checkpoint
+from ingestion.hudi_timeline import newest_completed, timeline_files
+from ingestion.paths import to_hadoop_uri
+
+SCHEMA_KEY = "schema"  # HoodieCommitMetadata.SCHEMA_KEY: the writer's Avro schema
+
+
+@dataclass(frozen=True)
+class TableState:
+    """A Hudi table as of its newest completed commit (`instant`, None when absent)."""
+
+    exists: bool
+    checkpoint: Checkpoint
+    schema: T.StructType | None = None
+    instant: str | None = None
+    data_bytes: int = 0  # base and log files, the metadata folder left out
+    record_index: bool = False  # the metadata table holds a record-level index
+
+
+def _meta_client(spark: SparkSession, path: str) -> Any:
+    hudi = spark._jvm.org.apache.hudi
+    storage = hudi.hadoop.fs.HadoopFSUtils.getStorageConf(spark._jsc.hadoopConfiguration())
+    return (
+        hudi.common.table.HoodieTableMetaClient.builder()
+        .setConf(storage)
+        .setBasePath(to_hadoop_uri(path))
+        .build()
+    )
+
+
+def _spark_schema(spark: SparkSession, avro_json: str) -> T.StructType:
+    """The commit's writer schema (Avro JSON) as Spark columns, converted by Hudi itself."""
+    hudi = spark._jvm.org.apache.hudi
+    schema = hudi.common.schema.HoodieSchema.parse(avro_json)
+    struct = hudi.HoodieSchemaConversionUtils.convertHoodieSchemaToStructType(schema)
+    return T.StructType.fromJson(json.loads(struct.json()))
+
+
+def _data_bytes(spark: SparkSession, path: str) -> int:
+    """Bytes of the table's data: its folder's content less the `.hoodie` folder."""
+    jvm = spark._jvm
+    base = jvm.org.apache.hadoop.fs.Path(to_hadoop_uri(path))
+    fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
+    meta = jvm.org.apache.hadoop.fs.Path(base, ".hoodie")
+    return int(fs.getContentSummary(base).getLength() - fs.getContentSummary(meta).getLength())
+
+
+def _from_commits(
+    spark: SparkSession, path: str, topic: str, instant: str | None, details: bool
+) -> TableState:
+    """Walk the completed commits newest first until the checkpoint (and schema) are found.
+
+    `details`: also the columns, the size and the index, which only a table
+    that is merged into (bronze) needs.
+    """
+    hudi = spark._jvm.org.apache.hudi
+    client = _meta_client(spark, path)
+    timeline = client.getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    checkpoint: Checkpoint | None = None
+    schema: T.StructType | None = None
+    for commit in reversed(list(timeline.getInstants())):
+        metadata = hudi.common.table.timeline.TimelineUtils.getCommitMetadata(commit, timeline)
+        if checkpoint is None and (text := metadata.getMetadata(KEY)):
+            checkpoint = Checkpoint.from_json(text)
+        if details and schema is None and (avro := metadata.getMetadata(SCHEMA_KEY)):
+            schema = _spark_schema(spark, avro)
+        if checkpoint is not None and (schema is not None or not details):
+            break
+    state = TableState(True, checkpoint or Checkpoint(topic), schema, instant)
+    if not details:
+        return state
+    partitions = set(client.getTableConfig().getMetadataPartitions())
+    return replace(
+        state, data_bytes=_data_bytes(spark, path), record_index="record_index" in partitions
+    )
+
+
+def read_state(
+    spark: SparkSession,
+    path: str,
+    topic: str,
+    known: TableState | None = None,
+    details: bool = True,
+) -> TableState:
+    """The table's state; `known` is returned as is when no commit completed since it."""
+    files = timeline_files(spark, path)
+    if files is None:
+        return TableState(False, Checkpoint(topic))
+    instant = newest_completed(files)
+    if known is not None and known.exists and known.instant == instant:
+        return known
+    return _from_commits(spark, path, topic, instant, details)

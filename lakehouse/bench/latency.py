@@ -1,0 +1,400 @@
+"""`lakehouse bench latency`: how long a landed change takes to be queryable, under load.
+
+The stack is up (catalog + Thrift server); `lakehouse ingest --continuous`
+runs in its own measured process; after the snapshot is in, a writer lands
+the generator's change batches at `rate` events per second, cut into small
+files as a sink flushes them (latency_feed.py), and a prober asks the Thrift
+server, for one sampled change per flush, whether the change is visible: the
+bronze row of its key comes from its file or a later one. Latency is from the
+file's landing to the first answer that shows it (an upper bound by at most
+one probe round, reported). At the end the backlog is drained, the service
+stopped with SIGTERM (it must exit 0) and the final state checked key by key
+against the generator's; figures of a run whose state is wrong are void.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ingestion.config import load_tables
+from ingestion.continuous import now_text
+from ingestion.settings import Settings, settings
+from ingestion.sources.landing import parse_file_name
+from lakehouse import thrift_client
+from lakehouse.bench import report
+from lakehouse.bench.contenders import fresh, process_env, python_module, thrift_running
+from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, change_stream, sample_of
+from lakehouse.bench.measure import run_measured
+from lakehouse.bench.memory import PeakSampler
+from lakehouse.bench.staging import Landing, open_landing, stage
+from lakehouse.cdc.generate import GenerateOptions, generate
+from lakehouse.output import console
+
+DATABASE = "bench_latency"
+SNAPSHOT_DEADLINE = 1800
+DRAIN_DEADLINE = 900
+PROBE_TIMEOUT = 900.0  # a sample not visible by then counts as unseen
+# Snapshot rows: about 424,000 per unit of scale, plus the date table's fixed rows.
+ROWS_AT_SCALE_1, FIXED_ROWS = 424_000, 400
+
+
+def generate_changes(out: Path, scale: float, events: int) -> Landing:
+    """TICKIT CDC whose change batches hold about `events` events in all.
+
+    No redelivered duplicates and no late events: a sampled change is then
+    visible exactly when its key's row comes from its file or a later one.
+    """
+    rows = int(ROWS_AT_SCALE_1 * scale) + FIXED_ROWS
+    batches = max(1, math.ceil(events / rows))
+    fraction = min(1.0, max(events / (rows * batches), 0.001))
+    fresh(out)
+    options = GenerateOptions(
+        out=str(out),
+        scale=scale,
+        change_batches=batches,
+        change_fraction=fraction,
+        duplicate_fraction=0.0,
+        late_updates_per_topic=0,
+    )
+    generate(options)
+    return open_landing(out)
+
+
+class Prober:
+    """Asks the Thrift server, every round, which pending samples are visible yet."""
+
+    def __init__(self, conf: Settings) -> None:
+        self.conf = conf
+        self.pending: list[Sample] = []
+        self.latencies: list[float] = []
+        self.unseen = 0
+        self.rounds: list[float] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="prober", daemon=True)
+
+    def add(self, sample: Sample) -> None:
+        with self.lock:
+            self.pending.append(sample)
+
+    def outstanding(self) -> int:
+        with self.lock:
+            return len(self.pending)
+
+    def _visible(self, table: str, samples: list[Sample]) -> set[int]:
+        """Indexes of the samples whose key's bronze row comes from their file or a later one."""
+        column = samples[0].key_column
+        keys = ", ".join(repr(s.key) if isinstance(s.key, str) else str(s.key) for s in samples)
+        sql = (
+            f"select `{column}`, _cdc_source_file from {DATABASE}.`{table}` "
+            f"where `{column}` in ({keys})"
+        )
+        try:
+            rows = thrift_client.execute(sql, self.conf).rows
+        except thrift_client.QueryFailed:  # not registered yet
+            return set()
+        offsets = {}
+        for key, source_file in rows:
+            parsed = parse_file_name(source_file or "", samples[0].topic)
+            offsets[key] = parsed.offset if parsed else -1
+        return {i for i, s in enumerate(samples) if offsets.get(s.key, -1) >= s.file_offset}
+
+    def probe_once(self) -> None:
+        started = time.monotonic()
+        with self.lock:
+            pending = list(self.pending)
+        by_table: dict[str, list[Sample]] = {}
+        for sample in pending:
+            by_table.setdefault(sample.table, []).append(sample)
+        seen: set[Sample] = set()
+        for table, samples in by_table.items():
+            visible = self._visible(table, samples)
+            now = time.monotonic()
+            for index in visible:
+                self.latencies.append(now - samples[index].landed_at)
+                seen.add(samples[index])
+        now = time.monotonic()
+        expired = {s for s in pending if s not in seen and now - s.landed_at > PROBE_TIMEOUT}
+        with self.lock:
+            self.pending = [s for s in self.pending if s not in seen and s not in expired]
+        self.unseen += len(expired)
+        if pending:
+            self.rounds.append(time.monotonic() - started)
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            self.probe_once()
+            self.stop.wait(0.25)
+
+    def __enter__(self) -> Prober:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def start_service(work: Path, health: Path) -> subprocess.Popen:
+    """`lakehouse ingest --continuous` over the bench's landing zone and lake."""
+    env = {
+        **process_env(),
+        "LAKEHOUSE_LANDING": str(work / "landing"),
+        "LAKEHOUSE_LAKE": str(work / "lake"),
+        "LAKEHOUSE_BRONZE_DATABASE": DATABASE,
+        "LAKEHOUSE_INGEST_HEALTH_FILE": str(health),
+    }
+    log = (work / "logs" / "service.log").open("wb")
+    return subprocess.Popen(
+        python_module("lakehouse.cli", "ingest", "--continuous"),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def wait_health(
+    health: Path, service: subprocess.Popen, ready: Callable[[dict], bool], deadline: float
+) -> dict:
+    """Poll the health file until `ready(health)`; fail if the service exits or time is up."""
+    ends = time.monotonic() + deadline
+    while True:
+        try:
+            state = json.loads(health.read_text())
+        except (OSError, ValueError):
+            state = {}
+        # Only this service's own file: a previous run's may still lie there.
+        if state.get("pid") == service.pid and ready(state):
+            return state
+        if service.poll() is not None:
+            raise RuntimeError(f"the ingestion service exited with {service.returncode}")
+        if time.monotonic() > ends:
+            raise RuntimeError(f"the ingestion service did not get there within {deadline} s")
+        time.sleep(0.5)
+
+
+def land(
+    stream: list[Record],
+    writer: SinkWriter,
+    prober: Prober,
+    rate: int,
+    keys: dict[str, tuple[str, tuple[str, ...]]],
+) -> dict[str, float]:
+    """Flush `rate` records every second until every record is landed."""
+    started = time.monotonic()
+    landed = flushes = 0
+    while landed < len(stream):
+        chunk = stream[landed : landed + rate]
+        starts = writer.flush(chunk)
+        now = time.monotonic()
+        landed += len(chunk)
+        flushes += 1
+        record = writer.pick(chunk)
+        if record is not None:
+            table, key = keys[record.topic]
+            offset = starts[(record.topic, record.partition)]
+            if (sample := sample_of(record, table, key, offset, now)) is not None:
+                prober.add(sample)
+        # The sink's flush interval: one flush per second, on the second.
+        time.sleep(max(0.0, started + flushes - time.monotonic()))
+    return {"records": landed, "seconds": round(time.monotonic() - started, 2), "flushes": flushes}
+
+
+def percentile(values: list[float], fraction: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))], 2)
+
+
+def _stop_service(service: subprocess.Popen) -> int:
+    """SIGTERM, as a scheduler stops it: the service finishes its commits and exits 0."""
+    service.send_signal(signal.SIGTERM)
+    try:
+        return service.wait(timeout=DRAIN_DEADLINE)
+    except subprocess.TimeoutExpired:
+        os.kill(service.pid, signal.SIGKILL)
+        return service.wait()
+
+
+def _verify(landing: Landing, work: Path) -> dict[str, Any]:
+    command = python_module(
+        "lakehouse.bench.verify",
+        "--expected",
+        str(landing.root / "_expected"),
+        "--ours",
+        str(work / "lake" / DATABASE),
+    )
+    return run_measured(command, process_env(), work / "logs" / "verify.log").result
+
+
+def _caught_up_after(moment: str) -> Callable[[dict], bool]:
+    """The service polled and found nothing new after `moment` (health times are ISO UTC)."""
+    return lambda health: bool(health.get("caught_up_at")) and health["caught_up_at"] > moment
+
+
+def _stream(
+    work: Path,
+    landing: Landing,
+    service: subprocess.Popen,
+    prober: Prober,
+    rate: int,
+) -> dict[str, Any]:
+    """Land the change records; wait for the service to catch up and the prober to see them."""
+    keys = {t.topic: (t.name, t.key) for t in load_tables(database=DATABASE).values()}
+    stream = list(change_stream(landing))
+    started = time.monotonic()
+    landed = land(stream, SinkWriter(work / "landing"), prober, rate, keys)
+    drained = wait_health(
+        work / "health.json", service, _caught_up_after(now_text()), DRAIN_DEADLINE
+    )
+    stream_seconds = time.monotonic() - started
+    ends = time.monotonic() + PROBE_TIMEOUT
+    while prober.outstanding() and time.monotonic() < ends:
+        time.sleep(0.5)
+    return {
+        **landed,
+        "stream_records": len(stream),
+        "stream_seconds": round(stream_seconds, 2),
+        "health": drained,
+    }
+
+
+def measure(
+    conf: Settings, landing: Landing, work: Path, rate: int, minutes: float, log
+) -> dict[str, Any]:
+    """The service, the writer and the prober; the streaming part's figures."""
+    health = work / "health.json"
+    health.unlink(missing_ok=True)
+    stage(landing, 0, work / "landing")
+    with thrift_running(conf, log) as thrift_pid:
+        service = start_service(work, health)
+        with PeakSampler([service.pid]) as memory, PeakSampler([thrift_pid]) as thrift:
+            log(f"snapshot: {landing.events(0):,} events, waiting for the service to apply it")
+            before = wait_health(health, service, _caught_up_after(""), SNAPSHOT_DEADLINE)
+            log(f"landing change records at {rate}/s, about {minutes:g} min")
+            with Prober(conf) as prober:
+                streamed = _stream(work, landing, service, prober, rate)
+            returncode = _stop_service(service)
+    log(f"landed {streamed['records']:,} records in {streamed['seconds']:.0f} s")
+    return {
+        **streamed,
+        "change_events_applied": streamed["health"]["events"] - before["events"],
+        "latencies": [round(x, 2) for x in prober.latencies],
+        "unseen": prober.unseen + prober.outstanding(),
+        "probe_round_seconds": percentile(prober.rounds, 0.5),
+        "service_exit": returncode,
+        "service_peak_rss_bytes": memory.peak,
+        "thrift_peak_rss_bytes": thrift.peak,
+    }
+
+
+def figures(scale: float, rate: int, minutes: float, measured: dict, state: dict) -> dict:
+    """Percentiles, throughput, memory, the goals and the state check, as the results JSON."""
+    latencies = measured["latencies"]
+    sustained = measured["change_events_applied"] / measured["stream_seconds"]
+    p50, p95, p99 = (percentile(latencies, f) for f in (0.5, 0.95, 0.99))
+    valid = bool(state.get("ours_matches_expected")) and measured["service_exit"] == 0
+    return {
+        "benchmark": "latency",
+        "scale": scale,
+        "rate": rate,
+        "minutes": minutes,
+        "machine": report.machine(),
+        "latency_seconds": {"p50": p50, "p95": p95, "p99": p99, "max": percentile(latencies, 1)},
+        "samples": len(latencies),
+        "unseen_samples": measured["unseen"],
+        "landed_events_per_second": round(measured["records"] / max(measured["seconds"], 1e-9), 1),
+        "sustained_events_per_second": round(sustained, 1),
+        "measured": {k: v for k, v in measured.items() if k != "latencies"},
+        "latencies": latencies,
+        "state": state,
+        "valid": valid,
+        "goals": {
+            "p50_within_15s": p50 is not None and p50 <= 15,
+            "p95_within_30s": p95 is not None and p95 <= 30,
+            "sustains_1000_events_per_second": sustained >= 1000,
+        },
+    }
+
+
+def markdown(results: dict) -> str:
+    lat, m = results["latency_seconds"], results["measured"]
+    rows = [
+        [
+            report.number(lat["p50"], 1),
+            report.number(lat["p95"], 1),
+            report.number(lat["p99"], 1),
+            f"{results['samples']} ({results['unseen_samples']} unseen)",
+            report.number(results["landed_events_per_second"]),
+            report.number(results["sustained_events_per_second"]),
+            report.gib(m["service_peak_rss_bytes"]),
+            report.gib(m["thrift_peak_rss_bytes"]),
+        ]
+    ]
+    header = ["p50 s", "p95 s", "p99 s", "samples", "landed ev/s", "sustained ev/s",
+              "peak RSS ingest", "peak RSS Thrift"]  # fmt: skip
+    machine = results["machine"]
+    return "\n".join(
+        [
+            f"### bench latency --scale {results['scale']:g} --rate {results['rate']} "
+            f"--minutes {results['minutes']:g}",
+            "",
+            f"{m['records']:,} change records landed in {m['flushes']} flushes; "
+            f"{machine['cpus']} CPUs, load average {results['load_average_before']:.1f} at start "
+            f"(shared machine); latency from a file's landing to the Thrift server showing its "
+            f"change, probe round {m['probe_round_seconds']} s (the resolution).",
+            "",
+            report.markdown_table(header, rows),
+            "",
+            f"- state: bronze = generator's expected state: "
+            f"{'yes' if results['state'].get('ours_matches_expected') else 'NO'}; "
+            f"service stopped by SIGTERM with exit {m['service_exit']}",
+            *([] if results["valid"] else ["- **figures void: state check or stop failed**"]),
+        ]
+    )
+
+
+def run_latency_bench(
+    scale: float,
+    rate: int,
+    minutes: float,
+    results_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Generate, run the service under the writer and the prober, verify, report."""
+    started = time.monotonic()
+    load_before = report.machine()["load_average_1m"]
+    conf = settings()
+    work = conf.home / "bench" / "latency"
+    for folder in ("landing", "lake", "logs"):
+        fresh(work / folder)
+    log(f"generating TICKIT CDC, scale {scale}, about {int(rate * minutes * 60):,} change events")
+    # Deletes add a tombstone record each: about 15% more records than events.
+    landing = generate_changes(work / "source", scale, int(rate * minutes * 60 / 1.15))
+    measured = measure(conf, landing, work, rate, minutes, log)
+    log("final state check")
+    results = figures(scale, rate, minutes, measured, _verify(landing, work))
+    results["seconds"] = round(time.monotonic() - started, 1)
+    results["load_average_before"] = load_before
+    text = markdown(results)
+    path = report.write(f"latency-scale{scale:g}-rate{rate}", results, text, results_dir)
+    results["results_file"] = str(path)
+    console.print(text, markup=False, soft_wrap=True)
+    lat = results["latency_seconds"]
+    log(
+        f"bench latency done in {results['seconds']:.0f}s: p50 {lat['p50']} s, p95 {lat['p95']} s, "
+        f"p99 {lat['p99']} s, sustained {results['sustained_events_per_second']:,.0f} events/s, "
+        f"state {'ok' if results['valid'] else 'WRONG (figures void)'}; {path}"
+    )
+    return results

@@ -1,0 +1,140 @@
+"""`lakehouse ingest --continuous`: files picked up as they land, SIGTERM, kill -9 and restart.
+
+The service runs as the real command in its own process group; the test lands
+the generator's batches one by one (as the sink would), polls the health file
+and the table with deadlines, and checks the exact final state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ingestion.checkpoint import read_checkpoint
+from ingestion.paths import table_path
+from ingestion.sources.landing import parse_file_name
+from lakehouse.bench.staging import Landing, open_landing, stage
+
+from .bronze import differences, expected, make_landing, settings_for, spark_rows
+from .test_ingest_crash import kill_when, timeline
+
+DEADLINE_SECONDS = 600  # a busy shared machine: generous, and every wait polls
+
+TABLE, KEY, TOPIC = "sales", "salesid", "tickit.ecomm.sale"
+
+
+def start_service(landing: Path, lake: Path, database: str, health: Path) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "LAKEHOUSE_LANDING": str(landing),
+        "LAKEHOUSE_LAKE": str(lake),
+        "LAKEHOUSE_BRONZE_DATABASE": database,
+        "LAKEHOUSE_INGEST_POLL_SECONDS": "0.5",
+        "LAKEHOUSE_INGEST_MIN_SYNC_SECONDS": "1",
+        "LAKEHOUSE_INGEST_HEALTH_FILE": str(health),
+    }
+    command = [sys.executable, "-m", "lakehouse.cli", "ingest", "--continuous", "--tables", TABLE]
+    return subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def wait_for(what: str, ready: Callable[[], bool], process: subprocess.Popen) -> None:
+    """Poll `ready` until it holds; fail when the service dies or the deadline passes."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not ready():
+        assert process.poll() is None, f"the service exited ({process.returncode}) before {what}"
+        assert time.monotonic() < deadline, f"{what}: not within {DEADLINE_SECONDS} s"
+        time.sleep(0.2)
+
+
+def health_of(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def in_flight(folder: Path) -> bool:
+    """A commit requested or inflight, not completed (Hudi keeps the files of completed ones)."""
+    if not folder.exists():
+        return False
+    names = [p.name for p in folder.iterdir()]
+    done = {n.split("_", 1)[0] for n in names if "_" in n.split(".", 1)[0]}
+    return any(n.endswith(".inflight") and n.split(".", 1)[0] not in done for n in names)
+
+
+def applied(spark, conf, database: str, batch: int, generated: Landing) -> Callable[[], bool]:
+    """True once the bronze checkpoint is past the start offset of the batch's last file."""
+    last = max(parse_file_name(f, TOPIC).offset for f in generated.files(batch)[TOPIC])
+    path = table_path(conf, database, TABLE)
+    return lambda: read_checkpoint(spark, path, TOPIC).offsets.get(0, -1) >= last
+
+
+def assert_exact_state(spark, conf, database: str, root: Path) -> None:
+    rows = spark_rows(spark, conf, database, TABLE)
+    assert differences(rows, expected(root, TABLE), KEY) == []
+    changelog = spark_rows(spark, conf, database, f"{TABLE}_changelog")
+    assert len({r["_cdc_event_id"] for r in changelog}) == len(changelog)
+    bronze = read_checkpoint(spark, table_path(conf, database, TABLE), TOPIC)
+    log = read_checkpoint(spark, table_path(conf, database, f"{TABLE}_changelog"), TOPIC)
+    assert bronze.offsets == log.offsets  # both commits of every batch, none stopped halfway
+
+
+def stop(process: subprocess.Popen) -> int:
+    os.kill(process.pid, signal.SIGTERM)  # the driver only, as a scheduler signals its child
+    return process.wait(timeout=DEADLINE_SECONDS)
+
+
+def test_files_are_picked_up_as_they_land_and_sigterm_stops_between_commits(
+    spark, tmp_path: Path
+) -> None:
+    root = make_landing(tmp_path / "generated", change_batches=2)
+    landing, lake, health = tmp_path / "landing", tmp_path / "lake", tmp_path / "health.json"
+    conf, generated, database = settings_for(landing, lake), open_landing(root), "continuous_0"
+    stage(generated, 0, landing)
+    process = start_service(landing, lake, database, health)
+    try:
+        wait_for("the snapshot", applied(spark, conf, database, 0, generated), process)
+        assert health_of(health)["state"] == "polling"
+        stage(generated, 1, landing)
+        wait_for("change batch 1", applied(spark, conf, database, 1, generated), process)
+        stage(generated, 2, landing)
+        changelog = timeline(conf, database, "sales_changelog")
+        wait_for("batch 2 in flight", lambda: in_flight(changelog), process)
+        assert stop(process) == 0
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert health_of(health)["state"] == "stopped"
+    assert health_of(health)["batches"] >= 3  # the snapshot may land in two polls
+    assert_exact_state(spark, conf, database, root)
+
+
+def test_killed_mid_batch_then_restarted_reaches_the_exact_state(spark, tmp_path: Path) -> None:
+    root = make_landing(tmp_path / "generated", change_batches=2)
+    landing, lake, health = tmp_path / "landing", tmp_path / "lake", tmp_path / "health.json"
+    conf, generated, database = settings_for(landing, lake), open_landing(root), "continuous_1"
+    for batch in (0, 1):
+        stage(generated, batch, landing)
+    process = start_service(landing, lake, database, health)
+    kill_when(process, lambda: in_flight(timeline(conf, database, "sales")))
+    restarted = start_service(landing, lake, database, health)
+    try:
+        stage(generated, 2, landing)
+        wait_for("every batch", applied(spark, conf, database, 2, generated), restarted)
+        assert stop(restarted) == 0
+    finally:
+        if restarted.poll() is None:
+            os.killpg(restarted.pid, signal.SIGKILL)
+    assert_exact_state(spark, conf, database, root)
