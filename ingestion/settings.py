@@ -21,6 +21,7 @@ from ingestion.errors import UserError
 PROJECT_DIR = Path(os.environ.get("LAKEHOUSE_PROJECT_DIR", Path(__file__).resolve().parents[1]))
 SETTINGS_FILE = PROJECT_DIR / "conf" / "lakehouse.yml"
 # Databases and schemas reach SQL: plain identifiers only.
+LOOPBACK = "127.0.0.1"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
@@ -59,6 +60,14 @@ class Settings:
     jobs_file: Path
     notify_command: str
     notify_url: str
+    kafka_bootstrap_servers: str
+    cdc_jars: Path
+    cdc_heap: str
+    cdc_postgres_port: int
+    cdc_mariadb_port: int
+    cdc_kafka_port: int
+    cdc_kafka_controller_port: int
+    cdc_connect_port: int
     spark_conf: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -70,6 +79,11 @@ class Settings:
     def run_dir(self) -> Path:
         """Pid files and logs of the local stack."""
         return self.home / "run"
+
+    @property
+    def kafka_servers(self) -> str:
+        """Kafka's bootstrap servers: the configured ones, or the local chain's broker."""
+        return self.kafka_bootstrap_servers or f"{LOOPBACK}:{self.cdc_kafka_port}"
 
     @property
     def warehouse_dir(self) -> Path:

@@ -43,7 +43,7 @@ def _stack_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _cdc_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("cdc", help="Debezium change data: generate, decode")
+    parser = commands.add_parser("cdc", help="Debezium change data: the live chain (up, load, workload), generate, decode")
     cdc = parser.add_subparsers(dest="cdc_command", required=True)
     from lakehouse.cdc.generate import command as generate
 
@@ -59,6 +59,9 @@ def _cdc_parser(commands: argparse._SubParsersAction) -> None:
     )
     decode_parser.add_argument("--limit", type=int, help="print at most this many events per file")
     decode_parser.set_defaults(handler=_decode)
+    from lakehouse.cdc import command as live
+
+    live.add_commands(cdc)
 
 
 def _decode(args: argparse.Namespace) -> int:
