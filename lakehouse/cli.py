@@ -43,7 +43,9 @@ def _stack_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _cdc_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("cdc", help="Debezium change data: the live chain (up, load, workload), generate, decode")
+    parser = commands.add_parser(
+        "cdc", help="Debezium change data: the live chain (up, load, workload), generate, decode"
+    )
     cdc = parser.add_subparsers(dest="cdc_command", required=True)
     from lakehouse.cdc.generate import command as generate
 

@@ -112,5 +112,3 @@ def wait_running(conf: Settings, deadline: float) -> None:
             return
         time.sleep(0.5)
     raise StackError(f"connectors not running in time: {current}")
-
-
