@@ -15,7 +15,6 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,7 +229,7 @@ def run_workload(
         db = read_state(connections)
         mutator, rng = Mutator(db, random.Random(options.seed)), random.Random(options.seed + 1)
         paced = options.minutes is not None
-        with closing_progress(options.total) as advance:
+        with ProgressBar(options.total) as advance:
             for index in range(options.total):
                 _special(index, options.total, connections, db, summary)
                 changes = one_transaction(mutator, rng)
@@ -260,7 +259,7 @@ def _pace(started: float, done: int, rate: float) -> None:
         time.sleep(delay)
 
 
-class closing_progress:  # noqa: N801 - used as a context manager like contextlib's helpers
+class ProgressBar:
     """A progress bar of the run; yields the function that advances it."""
 
     def __init__(self, total: int) -> None:
