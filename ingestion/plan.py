@@ -17,6 +17,7 @@ from ingestion.config import TableConfig
 from ingestion.paths import TablePaths
 from ingestion.settings import Settings
 from ingestion.sources.base import Source, SourceBatch
+from ingestion.sources.kafka import KafkaSource
 from ingestion.sources.landing import LandingSource
 
 
@@ -36,7 +37,9 @@ class TablePlan:
 
 
 def source_for(spark: SparkSession, conf: Settings, table: TableConfig) -> Source[Any]:
-    """The table's source; the landing zone is the only kind so far."""
+    """The table's source, by its source system's kind (conf/tables.yml, source_kinds)."""
+    if table.source.kind == "kafka":
+        return KafkaSource(spark, conf.kafka_servers, table.topic, conf.kafka_options)
     return LandingSource(spark, conf.landing, table.topic)
 
 

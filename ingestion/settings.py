@@ -61,6 +61,8 @@ class Settings:
     notify_command: str
     notify_url: str
     kafka_bootstrap_servers: str
+    kafka_options: dict[str, str]
+    source_kinds: dict[str, str]
     cdc_jars: Path
     cdc_heap: str
     cdc_postgres_port: int
@@ -138,7 +140,7 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
         env = os.environ.get(f"LAKEHOUSE_{spec.name.upper()}")
         value = (overrides or {}).get(spec.name, env if env is not None else raw.get(spec.name))
         if value is None:
-            if spec.name == "spark_conf":
+            if spec.name in ("spark_conf", "kafka_options", "source_kinds"):
                 value = {}
             else:
                 raise SettingsError(f"{SETTINGS_FILE}: setting '{spec.name}' is missing")

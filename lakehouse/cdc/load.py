@@ -59,6 +59,9 @@ def load_table(conf: Settings, table: Table, rows: dict[int, list]) -> None:
             )
         with connection.cursor() as cursor:
             cursor.execute(sql.create_table(dialect, table))
+            if dialect is sql.POSTGRES:
+                # Full before-images in updates and deletes, as MariaDB's binlog gives them.
+                cursor.execute(f"alter table {dialect.table(table)} replica identity full")
         connection.commit()
         values = [sql.row_values(table, row) for _, row in sorted(rows.items())]
         for start in range(0, len(values), CHUNK_ROWS):

@@ -38,9 +38,10 @@ ENFORCED_REFERENCES = {EVENT.name: ("venueid", VENUE), SALES.name: ("listid", LI
 # The tables a workload truncates and re-loads, per database (as the generator does).
 TRUNCATED = {"ems": CATEGORY, "ecomm": DATE}
 # The column a workload adds, per database: nullable, no default, so existing rows hold null.
+# The value is what the rows whose key is a multiple of 5 get at once.
 ADDED_COLUMNS = {
-    "ems": (VENUE, "venueurl", "varchar(100)"),
-    "ecomm": (LISTING, "channel", "varchar(10)"),
+    "ems": (VENUE, "venueurl", "varchar(100)", "https://venues.example/tickit"),
+    "ecomm": (LISTING, "channel", "varchar(10)", "web"),
 }
 
 

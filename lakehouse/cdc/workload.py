@@ -77,6 +77,7 @@ class WorkloadSummary:
     changes: dict[str, int] = field(default_factory=dict)
     schema_changes: list[str] = field(default_factory=list)
     truncates: list[str] = field(default_factory=list)
+    deleted: dict[str, set[int]] = field(default_factory=dict)  # bronze table -> deleted keys
     seconds: float = 0.0
 
     def count(self, op: str, rows: int = 1) -> None:
@@ -166,7 +167,7 @@ def one_transaction(mutator: Mutator, rng: random.Random) -> list[Change]:
 
 def add_column(connection: Any, system: str, summary: WorkloadSummary) -> None:
     """ALTER TABLE ... ADD COLUMN (nullable, no default), unless an earlier run added it."""
-    table, column, kind = sql.ADDED_COLUMNS[system]
+    table, column, kind, value = sql.ADDED_COLUMNS[system]
     dialect = sql.dialect_of(table)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -180,7 +181,7 @@ def add_column(connection: Any, system: str, summary: WorkloadSummary) -> None:
             cursor.execute(
                 f"update {dialect.table(table)} set {column} = %s "
                 f"where mod({dialect.name(table.key)}, 5) = 0",
-                (f"{column}-set",),
+                (value,),
             )
             summary.schema_changes.append(f"{dialect.table(table)}.{column}")
     connection.commit()
@@ -239,6 +240,8 @@ def run_workload(
                     connection.commit()
                     for change in changes:
                         summary.count({"c": "insert", "u": "update", "d": "delete"}[change.op])
+                        if change.op == "d":
+                            summary.deleted.setdefault(change.table.name, set()).add(change.key)
                 summary.transactions += 1
                 advance()
                 if paced:
