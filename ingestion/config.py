@@ -187,8 +187,8 @@ def load_tables(path: Path = TABLES_FILE, database: str | None = None) -> dict[s
     unknown = sorted(set(settings().source_kinds) - set(sources))
     if unknown:
         raise ConfigError(
-            f"setting 'source_kinds' names unknown source(s) {', '.join(unknown)}; "
-            f"known: {', '.join(sources)}"
+            f"setting 'source_kinds' (conf/lakehouse.yml or LAKEHOUSE_SOURCE_KINDS) names "
+            f"unknown source(s) {', '.join(unknown)}; known: {', '.join(sources)}"
         )
     tables = {
         str(name): _table(path, str(name), values, defaults, sources)

@@ -152,6 +152,10 @@ def _dbt_sources_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.live:
+        from lakehouse import live_job
+
+        return live_job.run_live_job(scale=args.scale, log=output.say)
     from lakehouse import main_job
 
     return main_job.run_main_job(scale=args.scale, log=output.say)
@@ -162,6 +166,11 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
         "run", help="the main job: generate CDC, ingest, dbt build, dbt docs generate"
     )
     parser.add_argument("--scale", type=float, default=0.01, help="TICKIT scale (1 = ~425K rows)")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="on the real chain: PostgreSQL + MariaDB -> Debezium -> Kafka (`lakehouse cdc up`)",
+    )
     parser.set_defaults(handler=_run)
 
 
