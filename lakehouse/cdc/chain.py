@@ -36,12 +36,20 @@ def cdc_home(conf: Settings) -> Path:
 
 def kafka_jars(conf: Settings) -> Path:
     """The broker's and worker's class path (jvm/cdc/pom.xml, profile kafka)."""
-    folder = conf.cdc_jars / "kafka"
-    if not any(folder.glob("kafka_*.jar")):
-        raise StackError(
-            f"no Kafka jars in {folder}: run `make setup` to fetch them (jvm/cdc/pom.xml)"
-        )
-    return folder
+    return conf.cdc_jars / "kafka"
+
+
+def check_jars(conf: Settings) -> None:
+    """The chain's jars are there: `make setup` fetched them (runs never download)."""
+    for folder, pattern in [
+        (kafka_jars(conf), "kafka_*.jar"),
+        (conf.cdc_jars / "connect-plugins" / "debezium-postgres", "debezium-connector-*.jar"),
+        (conf.cdc_jars / "connect-plugins" / "debezium-mariadb", "debezium-connector-*.jar"),
+    ]:
+        if not any(folder.glob(pattern)):
+            raise StackError(
+                f"no {pattern} in {folder}: run `make setup` to fetch them (jvm/cdc/pom.xml)"
+            )
 
 
 def _java(conf: Settings, main_class: str, *args: str) -> list[str]:
@@ -181,7 +189,8 @@ def services(conf: Settings) -> list[Service]:
 
 
 def prepare(conf: Settings, log: Callable[[str], None]) -> None:
-    """What must exist before the processes start: clusters, storage, worker config."""
+    """What must exist before the processes start: jars, clusters, storage, worker config."""
+    check_jars(conf)
     databases.init_postgres(conf, log)
     databases.init_mariadb(conf, log)
     format_broker_storage(conf, log)
