@@ -8,6 +8,14 @@ BIN := $(VENV)/bin
 JARS := .lakehouse/jars
 PY_STAMP := $(VENV)/.installed
 JARS_STAMP := $(JARS)/.fetched
+# The live CDC chain's JVM programs (Kafka, Connect, Debezium): a class path of their own.
+CDC_JARS := .lakehouse/cdc-jars
+CDC_JARS_STAMP := $(CDC_JARS)/.fetched
+CDC_PROFILES := kafka debezium-postgres debezium-mariadb
+# The chain's databases: Debian's PostgreSQL and MariaDB servers, run by `lakehouse cdc up`
+# on their own data folders (never the system services).
+MARIADB := /usr/sbin/mariadbd
+POSTGRES := /usr/bin/pg_ctlcluster
 # Airflow lives in its own venv: its pins clash with dbt-core's (airflow/requirements.txt).
 AIRFLOW_VENV := .venv-airflow
 AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed
@@ -17,7 +25,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: setup run test lint stack-up stack-down clean
 
-setup: $(PY_STAMP) $(JARS_STAMP) $(AIRFLOW_STAMP)
+setup: $(PY_STAMP) $(JARS_STAMP) $(CDC_JARS_STAMP) $(AIRFLOW_STAMP) $(MARIADB) $(POSTGRES)
 
 $(PY_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +41,16 @@ $(JARS_STAMP): jvm/pom.xml
 		-DoutputDirectory=$(abspath $(JARS))
 	touch $@
 
+$(CDC_JARS_STAMP): jvm/cdc/pom.xml
+	rm -rf $(CDC_JARS)
+	for profile in $(CDC_PROFILES); do \
+		folder=$(abspath $(CDC_JARS))/connect-plugins/$$profile; \
+		[ $$profile = kafka ] && folder=$(abspath $(CDC_JARS))/kafka; \
+		mvn --batch-mode --quiet -f jvm/cdc/pom.xml -P$$profile dependency:copy-dependencies \
+			-DincludeScope=runtime -DoutputDirectory=$$folder || exit 1; \
+	done
+	touch $@
+
 $(AIRFLOW_STAMP): airflow/requirements.txt
 	$(PYTHON) -m venv $(AIRFLOW_VENV)
 	$(AIRFLOW_VENV)/bin/pip install --quiet --upgrade pip
@@ -43,6 +61,15 @@ $(CHROMIUM):
 	$(SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation || \
 		($(SUDO) apt-get update && \
 		 $(SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation)
+
+$(MARIADB):
+	$(SUDO) apt-get install -y --no-install-recommends mariadb-server mariadb-client || \
+		($(SUDO) apt-get update && \
+		 $(SUDO) apt-get install -y --no-install-recommends mariadb-server mariadb-client)
+
+$(POSTGRES):
+	$(SUDO) apt-get install -y --no-install-recommends postgresql || \
+		($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends postgresql)
 
 # The main job, end to end on the local stack.
 run: setup

@@ -20,6 +20,8 @@ from ingestion.settings import IDENTIFIER, PROJECT_DIR, settings
 TABLES_FILE = PROJECT_DIR / "conf" / "tables.yml"
 CONNECTORS = ("postgresql", "mysql", "sqlserver")
 DECIMAL_MODES = ("precise", "double", "string")
+# Where a source's change records are read: the landing zone's sink files, or Kafka itself.
+SOURCE_KINDS = ("landing", "kafka")
 ORDERINGS = ("source_position", "source_ts")
 TABLE_TYPES = ("cow", "mor")
 DELETE_MODES = ("soft", "hard")
@@ -34,11 +36,12 @@ class ConfigError(UserError):
 
 @dataclass(frozen=True)
 class Source:
-    """A source system: which Debezium connector wrote its topics."""
+    """A source system: which Debezium connector wrote its topics, and where they are read."""
 
     name: str
     connector: str
     decimal_handling: str = "precise"
+    kind: str = "landing"
 
 
 @dataclass(frozen=True)
@@ -105,14 +108,21 @@ class _Reader:
 
 
 def _source(path: Path, name: str, values: Any) -> Source:
+    """One source system; the settings' `source_kinds` may override its `kind`."""
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: source '{name}' must be a mapping")
-    reader = _Reader(path, f"source '{name}'", values)
+    overrides = settings().source_kinds
+    reader = _Reader(path, f"source '{name}'", {**values, **_kind(overrides, name)})
     return Source(
         name=name,
         connector=reader.choice("connector", CONNECTORS, ""),
         decimal_handling=reader.choice("decimal_handling", DECIMAL_MODES, "precise"),
+        kind=reader.choice("kind", SOURCE_KINDS, "landing"),
     )
+
+
+def _kind(overrides: dict[str, str], name: str) -> dict[str, str]:
+    return {"kind": overrides[name]} if name in overrides else {}
 
 
 def _table(
@@ -174,6 +184,12 @@ def load_tables(path: Path = TABLES_FILE, database: str | None = None) -> dict[s
         **(document.get("defaults") or {}),
     }
     sources = {name: _source(path, name, v) for name, v in (document.get("sources") or {}).items()}
+    unknown = sorted(set(settings().source_kinds) - set(sources))
+    if unknown:
+        raise ConfigError(
+            f"setting 'source_kinds' (conf/lakehouse.yml or LAKEHOUSE_SOURCE_KINDS) names "
+            f"unknown source(s) {', '.join(unknown)}; known: {', '.join(sources)}"
+        )
     tables = {
         str(name): _table(path, str(name), values, defaults, sources)
         for name, values in document["tables"].items()

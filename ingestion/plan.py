@@ -19,6 +19,7 @@ from ingestion.paths import TablePaths
 from ingestion.profile import Profiler
 from ingestion.settings import Settings
 from ingestion.sources.base import Source, SourceBatch
+from ingestion.sources.kafka import KafkaSource
 from ingestion.sources.landing import LandingSource
 from ingestion.table_state import TableState, read_state
 
@@ -61,7 +62,9 @@ class TablePlan:
 
 
 def source_for(spark: SparkSession, conf: Settings, table: TableConfig) -> Source[Any]:
-    """The table's source; the landing zone is the only kind so far."""
+    """The table's source, by its source system's kind (conf/tables.yml, source_kinds)."""
+    if table.source.kind == "kafka":
+        return KafkaSource(spark, conf.kafka_servers, table.topic, conf.kafka_options)
     return LandingSource(spark, conf.landing, table.topic)
 
 

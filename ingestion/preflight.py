@@ -116,11 +116,15 @@ def check_bucket(uri: str, setting: str) -> None:
         raise PreflightError(f"{setting} {uri}: {_s3_problem(bucket, error)}") from None
 
 
-def check_run(conf: Settings) -> None:
-    """Everything `lakehouse ingest` needs before it starts Spark."""
-    check_landing(conf.landing)
+def check_run(conf: Settings, landing: bool = True) -> None:
+    """Everything `lakehouse ingest` needs before it starts Spark.
+
+    `landing` is False when every table to ingest reads Kafka, not files.
+    """
+    if landing:
+        check_landing(conf.landing)
+        check_bucket(conf.landing, "the landing zone (--landing / LAKEHOUSE_LANDING)")
     check_lake(conf.lake)
-    check_bucket(conf.landing, "the landing zone (--landing / LAKEHOUSE_LANDING)")
     check_bucket(conf.lake, "the lake (--lake / LAKEHOUSE_LAKE)")
     check_catalog(conf)
 

@@ -21,6 +21,7 @@ from ingestion.errors import UserError
 PROJECT_DIR = Path(os.environ.get("LAKEHOUSE_PROJECT_DIR", Path(__file__).resolve().parents[1]))
 SETTINGS_FILE = PROJECT_DIR / "conf" / "lakehouse.yml"
 # Databases and schemas reach SQL: plain identifiers only.
+LOOPBACK = "127.0.0.1"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
@@ -63,6 +64,16 @@ class Settings:
     jobs_file: Path
     notify_command: str
     notify_url: str
+    kafka_bootstrap_servers: str
+    kafka_options: dict[str, str]
+    source_kinds: dict[str, str]
+    cdc_jars: Path
+    cdc_heap: str
+    cdc_postgres_port: int
+    cdc_mariadb_port: int
+    cdc_kafka_port: int
+    cdc_kafka_controller_port: int
+    cdc_connect_port: int
     spark_conf: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -74,6 +85,11 @@ class Settings:
     def run_dir(self) -> Path:
         """Pid files and logs of the local stack."""
         return self.home / "run"
+
+    @property
+    def kafka_servers(self) -> str:
+        """Kafka's bootstrap servers: the configured ones, or the local chain's broker."""
+        return self.kafka_bootstrap_servers or f"{LOOPBACK}:{self.cdc_kafka_port}"
 
     @property
     def warehouse_dir(self) -> Path:
@@ -130,7 +146,7 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
         env = os.environ.get(f"LAKEHOUSE_{spec.name.upper()}")
         value = (overrides or {}).get(spec.name, env if env is not None else raw.get(spec.name))
         if value is None:
-            if spec.name == "spark_conf":
+            if spec.name in ("spark_conf", "kafka_options", "source_kinds"):
                 value = {}
             else:
                 raise SettingsError(f"{SETTINGS_FILE}: setting '{spec.name}' is missing")

@@ -44,7 +44,9 @@ def _stack_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _cdc_parser(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("cdc", help="Debezium change data: generate, decode")
+    parser = commands.add_parser(
+        "cdc", help="Debezium change data: the live chain (up, load, workload), generate, decode"
+    )
     cdc = parser.add_subparsers(dest="cdc_command", required=True)
     from lakehouse.cdc.generate import command as generate
 
@@ -60,6 +62,9 @@ def _cdc_parser(commands: argparse._SubParsersAction) -> None:
     )
     decode_parser.add_argument("--limit", type=int, help="print at most this many events per file")
     decode_parser.set_defaults(handler=_decode)
+    from lakehouse.cdc import command as live
+
+    live.add_commands(cdc)
 
 
 def _decode(args: argparse.Namespace) -> int:
@@ -152,6 +157,10 @@ def _dbt_sources_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.live:
+        from lakehouse import live_job
+
+        return live_job.run_live_job(scale=args.scale, log=output.say)
     from lakehouse import main_job
 
     return main_job.run_main_job(scale=args.scale, log=output.say)
@@ -162,6 +171,11 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
         "run", help="the main job: generate CDC, ingest, dbt build, dbt docs generate"
     )
     parser.add_argument("--scale", type=float, default=0.01, help="TICKIT scale (1 = ~425K rows)")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="on the real chain: PostgreSQL + MariaDB -> Debezium -> Kafka (`lakehouse cdc up`)",
+    )
     parser.set_defaults(handler=_run)
 
 

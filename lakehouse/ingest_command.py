@@ -143,7 +143,7 @@ def run_ingest(
     overrides = {k: v for k, v in {"landing": landing, "lake": lake}.items() if v}
     conf = load_settings(overrides)
     selected = select_tables(load_tables(), tables)
-    check_run(conf)
+    check_run(conf, landing=any(t.source.kind == "landing" for t in selected))
     spark, startup = _start_session(conf, continuous)
     if continuous:
         return run_continuous(spark, conf, selected, profile)

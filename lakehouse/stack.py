@@ -45,6 +45,8 @@ class Service:
     health: Callable[[], None]
     port_setting: str  # the setting to change when the port is taken
     env: dict[str, str] = field(default_factory=dict)  # added to the environment
+    # PostgreSQL's TERM is a "smart" shutdown that waits for every client; INT is "fast".
+    stop_signal: int = signal.SIGTERM
 
     def pid_file(self, conf: Settings) -> Path:
         return conf.run_dir / f"{self.name}.pid"
@@ -266,7 +268,7 @@ def stop(service: Service, conf: Settings, timeout: float = 60) -> bool:
     service.pid_file(conf).unlink(missing_ok=True)
     if pid is None:
         return False
-    os.kill(pid, signal.SIGTERM)
+    os.kill(pid, service.stop_signal)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not Path(f"/proc/{pid}").exists() or _is_zombie(pid):

@@ -48,6 +48,13 @@ os.environ.update(
         "LAKEHOUSE_THRIFT_DRIVER_MEMORY": "3g",
         "LAKEHOUSE_DOCS_PORT": str(free_port()),
         "LAKEHOUSE_DBT_TARGET_PATH": str(_HOME / "target"),
+        # The live CDC chain (tests/cdc/test_live_chain.py): its own ports and data.
+        "LAKEHOUSE_CDC_JARS": str(REPO / ".lakehouse" / "cdc-jars"),
+        "LAKEHOUSE_CDC_POSTGRES_PORT": str(free_port()),
+        "LAKEHOUSE_CDC_MARIADB_PORT": str(free_port()),
+        "LAKEHOUSE_CDC_KAFKA_PORT": str(free_port()),
+        "LAKEHOUSE_CDC_KAFKA_CONTROLLER_PORT": str(free_port()),
+        "LAKEHOUSE_CDC_CONNECT_PORT": str(free_port()),
         # Not the defaults of conf/lakehouse.yml: ingestion, dbt (sources, schemas,
         # docs) and the dashboard of the whole run must take the names from the
         # settings alone (tests/dashboard checks no default name shows up).

@@ -1,0 +1,143 @@
+"""Kafka itself as a source: a topic's records past the checkpoint, up to the latest offsets.
+
+The checkpoint is the same as the landing zone's, the last consumed offset per
+partition, committed in the Hudi commit metadata with the data (checkpoint.py);
+a one-shot run reads from there to the end offsets it saw when planning, with
+Spark's Kafka source in batch mode (startingOffsets / endingOffsets), so a run
+that crashes re-reads exactly the same records. Records become landing lines
+(decode/events.py) so the decoder is the same for both kinds: the value is the
+line (JsonConverter's schema + payload), a null value (Debezium's tombstone
+after a delete) the line `null`, which the decoder skips as a tombstone; the
+key is not needed, the envelope carries the row's key columns.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ingestion.checkpoint import Checkpoint
+from ingestion.errors import UserError
+from ingestion.sources.base import SourceBatch
+
+log = logging.getLogger(__name__)
+
+BYTES = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
+TIMEOUT_SECONDS = 30
+
+
+class KafkaUnavailable(UserError):
+    """The brokers do not answer; the message names them and the fix."""
+
+
+@dataclass(frozen=True, order=True)
+class OffsetRange:
+    """Records [start, end) of one partition."""
+
+    partition: int
+    start: int
+    end: int
+
+
+def plan_ranges(
+    topic: str,
+    bounds: Mapping[int, tuple[int, int]],
+    committed: Mapping[int, int],
+) -> SourceBatch[OffsetRange]:
+    """What is new per partition, from (earliest, end) offsets and the checkpoint (pure).
+
+    A partition's next record is the one after its last committed offset, or
+    its earliest one when retention has removed that; the checkpoint after the
+    batch is the last offset each range reads.
+    """
+    ranges, offsets = [], {}
+    for partition, (earliest, end) in sorted(bounds.items()):
+        start = max(committed.get(partition, -1) + 1, earliest)
+        if start < end:
+            ranges.append(OffsetRange(partition, start, end))
+            offsets[partition] = end - 1
+        else:
+            offsets[partition] = committed.get(partition, end - 1)
+    return SourceBatch(tuple(ranges), Checkpoint(topic, offsets))
+
+
+class KafkaSource:
+    """The `Source` of one Kafka topic."""
+
+    def __init__(
+        self, spark: SparkSession, servers: str, topic: str, options: Mapping[str, str]
+    ) -> None:
+        self.spark = spark
+        self.servers = servers
+        self.topic = topic
+        self.options = dict(options)
+
+    def bounds(self) -> dict[int, tuple[int, int]]:
+        """(earliest, end) offset of each partition; no partitions while the topic is absent."""
+        jvm = self.spark._jvm
+        properties = jvm.java.util.Properties()
+        settings = {
+            **self.options,
+            "bootstrap.servers": self.servers,
+            "key.deserializer": BYTES,
+            "value.deserializer": BYTES,
+            "allow.auto.create.topics": "false",
+            "default.api.timeout.ms": str(TIMEOUT_SECONDS * 1000),
+        }
+        for key, value in settings.items():
+            properties.put(key, value)
+        timeout = jvm.java.time.Duration.ofSeconds(TIMEOUT_SECONDS)
+        consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(properties)
+        try:
+            return self._bounds(jvm, consumer, timeout)
+        except Exception as error:  # py4j wraps the client's TimeoutException
+            first = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+            raise KafkaUnavailable(
+                f"Kafka at {self.servers} did not answer for topic {self.topic} ({first}); "
+                "start the local chain with `lakehouse cdc up` or set kafka_bootstrap_servers"
+            ) from error
+        finally:
+            consumer.close()
+
+    def _bounds(self, jvm: Any, consumer: Any, timeout: Any) -> dict[int, tuple[int, int]]:
+        if not consumer.listTopics(timeout).containsKey(self.topic):
+            return {}
+        partitions = jvm.java.util.ArrayList()
+        for info in consumer.partitionsFor(self.topic, timeout):
+            partitions.add(jvm.org.apache.kafka.common.TopicPartition(self.topic, info.partition()))
+        earliest = consumer.beginningOffsets(partitions, timeout)
+        ends = consumer.endOffsets(partitions, timeout)
+        return {tp.partition(): (int(earliest.get(tp)), int(ends.get(tp))) for tp in partitions}
+
+    def pending(self, committed: Mapping[int, int]) -> SourceBatch[OffsetRange]:
+        return plan_ranges(self.topic, self.bounds(), committed)
+
+    def read(self, batch: SourceBatch[OffsetRange]) -> DataFrame:
+        """The batch's records as landing lines: file kafka://topic/partition, line = offset."""
+        starting = {self.topic: {str(r.partition): r.start for r in batch.items}}
+        ending = {self.topic: {str(r.partition): r.end for r in batch.items}}
+        reader = (
+            self.spark.read.format("kafka")
+            .option("kafka.bootstrap.servers", self.servers)
+            .option("assign", json.dumps({self.topic: [r.partition for r in batch.items]}))
+            .option("startingOffsets", json.dumps(starting))
+            .option("endingOffsets", json.dumps(ending))
+        )
+        for key, value in self.options.items():
+            reader = reader.option(f"kafka.{key}", value)
+        records = reader.load()
+        return records.select(
+            F.concat(F.lit(f"kafka://{self.topic}/"), F.col("partition").cast("string")).alias(
+                "file"
+            ),
+            F.col("offset").cast("bigint").alias("line"),
+            F.coalesce(F.col("value").cast("string"), F.lit("null")).alias("raw"),
+            F.lit(None).cast("string").alias("schema"),
+            F.lit(None).cast("string").alias("error"),
+        )

@@ -1,0 +1,114 @@
+"""The Debezium connectors, registered on the Connect worker over its REST API.
+
+Each connector's config is a file of conf/cdc/ (`*.connector.json`); the
+ports and servers that differ per machine are `${setting}` placeholders
+filled from the settings. Registering is a PUT of the config, so running
+`up` again updates a connector instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from string import Template
+from typing import Any
+
+from ingestion.settings import LOOPBACK, PROJECT_DIR, Settings
+from lakehouse.stack import StackError
+
+CONNECTOR_FILES = PROJECT_DIR / "conf" / "cdc"
+
+
+def _url(conf: Settings, path: str) -> str:
+    return f"http://{LOOPBACK}:{conf.cdc_connect_port}{path}"
+
+
+def _request(conf: Settings, method: str, path: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        _url(conf, path), data=data, method=method, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+    return json.loads(text) if text else None
+
+
+def worker_health(conf: Settings) -> None:
+    """The worker answers its REST root with its version once it has joined its group."""
+    info = _request(conf, "GET", "/")
+    if "version" not in info:
+        raise StackError(f"unexpected answer from Connect: {info!r}")
+    _request(conf, "GET", "/connectors")
+
+
+def connector_configs(conf: Settings) -> dict[str, dict[str, str]]:
+    """Each connector file's config, placeholders filled from the settings."""
+    values = {
+        "kafka_bootstrap_servers": conf.kafka_servers,
+        "cdc_postgres_port": conf.cdc_postgres_port,
+        "cdc_mariadb_port": conf.cdc_mariadb_port,
+    }
+    configs = {}
+    for path in sorted(CONNECTOR_FILES.glob("*.connector.json")):
+        document = json.loads(Template(path.read_text()).substitute(values))
+        configs[document["name"]] = {k: str(v) for k, v in document["config"].items()}
+    return configs
+
+
+def register_all(conf: Settings) -> list[str]:
+    """Create or update every connector of conf/cdc/; return their names."""
+    names = []
+    for name, config in connector_configs(conf).items():
+        try:
+            _request(conf, "PUT", f"/connectors/{name}/config", config)
+        except urllib.error.HTTPError as error:
+            detail = error.read().decode(errors="replace")[:300]
+            raise StackError(f"connector {name} rejected by Connect: {detail}") from error
+        names.append(name)
+    return names
+
+
+def states(conf: Settings) -> dict[str, str]:
+    """Each connector's state and its tasks' (RUNNING only when all are)."""
+    found = {}
+    for name in connector_configs(conf):
+        try:
+            status = _request(conf, "GET", f"/connectors/{name}/status")
+        except urllib.error.HTTPError:
+            found[name] = "NOT REGISTERED"
+            continue
+        tasks = status.get("tasks", [])
+        task_states = {task["state"] for task in tasks}
+        state = status["connector"]["state"]
+        if state == "RUNNING" and (not tasks or task_states != {"RUNNING"}):
+            state = "TASKS " + ",".join(sorted(task_states) or ["NOT STARTED"])
+        found[name] = state
+    return found
+
+
+def task_trace(conf: Settings, name: str) -> str:
+    """The first line of a failed task's trace, for the error message."""
+    status = _request(conf, "GET", f"/connectors/{name}/status")
+    for task in status.get("tasks", []):
+        if task.get("trace"):
+            return task["trace"].splitlines()[0][:300]
+    return ""
+
+
+def wait_running(conf: Settings, deadline: float) -> None:
+    """Poll until every connector and task runs; a failed one fails at once."""
+    current: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        current = states(conf)
+        failed = [name for name, state in current.items() if "FAILED" in state]
+        if failed:
+            raise StackError(
+                f"connector {failed[0]} failed: {task_trace(conf, failed[0])}; "
+                "see `lakehouse cdc logs --service connect`"
+            )
+        if all(state == "RUNNING" for state in current.values()):
+            return
+        time.sleep(0.5)
+    raise StackError(f"connectors not running in time: {current}")
