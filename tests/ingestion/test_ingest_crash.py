@@ -126,15 +126,16 @@ def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, po
 
 
 def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Path) -> None:
-    """Four runs make four delta commits; the fifth run's commit compacts inline (after 5)."""
+    """The snapshot's bulk insert is a commit, four runs add four delta commits; the sixth
+    run's delta commit is the fifth, after which it compacts inline (hudi_writer.py)."""
     landing, lake, database = tmp_path / "landing", tmp_path / "lake", "crash_compaction"
     conf = settings_for(landing, lake)
     mor = bronze_tables(database, ("sales",), table_type="mor")
-    for batches in range(4):
+    for batches in range(5):
         make_landing(landing, change_batches=batches)
         assert run_ingest(spark, conf, mor)["sales"].committed
     assert not in_flight(timeline(conf, database, "sales"), "compaction")
-    make_landing(landing, change_batches=4)
+    make_landing(landing, change_batches=5)
     command = ["tests.ingestion.run_ingest", database, "sales", "table_type=mor"]
     process = start_ingest(landing, lake, database, command)
     kill_when(process, lambda: bool(in_flight(timeline(conf, database, "sales"), "compaction")))
@@ -142,7 +143,7 @@ def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Pa
     assert in_flight(timeline(conf, database, "sales"), "compaction")
     # The killed run's delta commit was done; a next batch gives the rerun a write to
     # make, after which the inline table services finish the compaction.
-    make_landing(landing, change_batches=5)
+    make_landing(landing, change_batches=6)
     assert run_ingest(spark, conf, mor)["sales"].committed
     assert not in_flight(timeline(conf, database, "sales"), "compaction")
     assert has(timeline(conf, database, "sales"), ".commit")  # a completed compaction
