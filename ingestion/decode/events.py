@@ -263,12 +263,16 @@ def _op(lines: DataFrame) -> Column:
     )
 
 
-def _image(lines: DataFrame) -> Column:
+def _choose_image(op: Column, row: Column, before: Column, after: Column) -> Column:
     """The row image of an event: `after`, or `before` for a delete; unwrapped rows are it."""
-    envelope = _envelope(lines)
-    return F.when(F.col("flavour") == "unwrapped", F.col("payload")).otherwise(
-        F.when(envelope["op"] == "d", envelope["before"]).otherwise(envelope["after"])
+    return F.when(F.col("flavour") == "unwrapped", row).otherwise(
+        F.when(op == "d", before).otherwise(after)
     )
+
+
+def _image(lines: DataFrame) -> Column:
+    envelope = _envelope(lines)
+    return _choose_image(envelope["op"], F.col("payload"), envelope["before"], envelope["after"])
 
 
 def _source(lines: DataFrame) -> Column:
@@ -430,7 +434,7 @@ def _is_number(name: str) -> Column:
 def _exact_number(name: str, target: FieldType) -> Column | None:
     """A decimal column's JSON number read exactly from the line (see `decode_decimal`).
 
-    The image `_image` picks, at the line's top level or under `payload`,
+    The image `_choose_image` picks, at the line's top level or under `payload`,
     parsed by Jackson as a decimal: the `values` map holds the text of a
     number that went through a double. Only lines where the value is a number
     parse (a lazy branch), and a column named like an envelope field keeps
@@ -444,12 +448,11 @@ def _exact_number(name: str, target: FieldType) -> Column | None:
         [T.StructField("after", row), T.StructField("before", row), T.StructField(name, number)]
     )
     parsed = F.from_json("raw", T.StructType([T.StructField("payload", level), *level.fields]))
-
-    def pick(node: Column) -> Column:
-        image = F.when(F.col("op") == "d", node["before"]).otherwise(node["after"])
-        return F.when(F.col("flavour") == "unwrapped", node[name]).otherwise(image[name])
-
-    return F.when(_is_number(name), F.coalesce(pick(parsed["payload"]), pick(parsed)))
+    images = [
+        _choose_image(F.col("op"), node[name], node["before"][name], node["after"][name])
+        for node in (parsed["payload"], parsed)
+    ]
+    return F.when(_is_number(name), F.coalesce(*images))
 
 
 def _typed_column(
