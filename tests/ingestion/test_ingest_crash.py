@@ -28,14 +28,16 @@ def has(folder: Path, suffix: str) -> bool:
     return folder.exists() and any(p.name.endswith(suffix) for p in folder.iterdir())
 
 
-def start_ingest(landing: Path, lake: Path, database: str) -> subprocess.Popen:
+def start_ingest(
+    landing: Path, lake: Path, database: str, table: str = "sales"
+) -> subprocess.Popen:
     env = {
         **os.environ,
         "LAKEHOUSE_LANDING": str(landing),
         "LAKEHOUSE_LAKE": str(lake),
         "LAKEHOUSE_BRONZE_DATABASE": database,
     }
-    command = [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", "sales"]
+    command = [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", table]
     # Its own process group, so one kill takes the Python driver and its JVM at once.
     return subprocess.Popen(
         command,
@@ -46,14 +48,30 @@ def start_ingest(landing: Path, lake: Path, database: str) -> subprocess.Popen:
     )
 
 
-def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
-    """SIGKILL the job the moment `ready()` holds; fail if it finished first."""
+def signal_when(process: subprocess.Popen, ready: Callable[[], bool], signum: int) -> None:
+    """Send `signum` to the job's process group the moment `ready()` holds."""
     deadline = time.monotonic() + DEADLINE_SECONDS
     while not ready():
         assert process.poll() is None, "the job finished before the crash point"
         assert time.monotonic() < deadline, "crash point not reached in time"
         time.sleep(0.02)
-    os.killpg(process.pid, signal.SIGKILL)
+    os.killpg(process.pid, signum)
+
+
+def in_flight(folder: Path) -> bool:
+    """A write requested and not completed: completed instants keep their
+    `.inflight` file, and add `<instant>_<completion>.<action>`."""
+    if not folder.exists():
+        return False
+    names = [p.name for p in folder.iterdir()]
+    started = {n.split(".")[0] for n in names if n.endswith(".inflight")}
+    done = {n.split("_")[0] for n in names if "_" in n and not n.startswith(".")}
+    return bool(started - done)
+
+
+def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
+    """SIGKILL the job the moment `ready()` holds; fail if it finished first."""
+    signal_when(process, ready, signal.SIGKILL)
     process.wait(timeout=60)
     assert process.returncode == -signal.SIGKILL
 
