@@ -109,7 +109,11 @@ def mart_contents() -> dict[str, list[tuple]]:
         columns = [
             r[0]
             for r in stack.query(f"describe {MARTS}.{mart}")
-            if r[0] and not r[0].startswith(("#", "_")) and "loaded_at" not in r[0]
+            # Load times and read horizons say when a row was written, not what it holds.
+            if r[0]
+            and not r[0].startswith(("#", "_"))
+            and "loaded_at" not in r[0]
+            and r[0] != "bronze_read_horizon"
         ]
         select = ", ".join(f"`{c}`" for c in columns)
         contents[mart] = stack.query(f"select {select} from {MARTS}.{mart} order by `{key}`")
