@@ -1,6 +1,7 @@
-{% macro bronze_watermark(column_name='bronze_commit_time') -%}
-    {#- Scalar subquery: the last bronze commit instant the incremental model
-        has stored, minus the lookback var, '0' when the table is empty. -#}
+{% macro bronze_watermark(column_name='bronze_read_horizon') -%}
+    {#- Scalar subquery: the last read horizon (bronze_read_horizon) the
+        incremental model has stored, minus the lookback var, '0' when the
+        table is empty. -#}
     {%- set lookback = var('bronze_commit_lookback_minutes', 0) | int -%}
     (
         select
@@ -18,4 +19,37 @@
         {%- endif %}
         from {{ this }}
     )
+{%- endmacro %}
+
+{% macro bronze_read_horizon() -%}
+    {#- The newest bronze commit instant up to which every commit had
+        completed when this run looked at bronze's timelines, as a quoted
+        literal: one less than the oldest commit still requested or in flight
+        in any tickit source table, else the newest completed one.
+
+        Hudi instants are request times, so a commit requested before a run
+        reads and completed after it carries an older instant than rows the
+        run already merged; a watermark of "the newest commit merged" would
+        skip it for good. Rows newer than this horizon are read again by the
+        next run instead (merging them twice is idempotent), and a commit
+        requested after the look has a newer instant than any here. Runs at
+        execution time only (`call show_timeline` on the Thrift server). -#}
+    {%- if not execute %}{{ return("'0'") }}{% endif -%}
+    {%- set completed = [] -%}
+    {%- set pending = [] -%}
+    {%- for node in graph.sources.values() if node.source_name == 'tickit' -%}
+        {%- set timeline = run_query(
+            "call show_timeline(table => '" ~ node.schema ~ "." ~ node.identifier ~ "')"
+        ) -%}
+        {%- for instant in timeline.rows
+            if instant['action'] in ('commit', 'deltacommit', 'replacecommit') -%}
+            {%- do (completed if instant['state'] == 'COMPLETED' else pending).append(
+                instant['instant_time']
+            ) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- if pending -%}
+        {{ return("'" ~ ((pending | min | int) - 1) ~ "'") }}
+    {%- endif -%}
+    {{ return("'" ~ (completed | max if completed else '0') ~ "'") }}
 {%- endmacro %}

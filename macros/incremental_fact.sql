@@ -4,10 +4,13 @@
         `bronze_commit_time` that counts its joined rows' commits too).
 
         A full build takes every row. An incremental run merges only the
-        keys whose rows bronze committed after the newest commit the table
-        holds (bronze_watermark), and deletes the keys soft-deleted in
+        keys whose rows bronze committed after the read horizon the last run
+        stored (bronze_watermark; bronze_read_horizon says why it is not the
+        newest commit merged), and deletes the keys soft-deleted in
         `bronze_table` since then that the table still holds: the merge
-        deletes on `is_deleted_in_bronze` (spark__get_merge_sql). `fact_key`
+        deletes on `is_deleted_in_bronze` (spark__get_merge_sql). Every row
+        the run writes carries this run's horizon, so the watermark moves in
+        the same Hudi commit as the rows. `fact_key`
         is the surrogate key the merge matches on; `columns` are the columns
         of `rows` the fact carries between its keys and its lineage. -#}
     {{ config(
@@ -25,6 +28,7 @@
         The deleted records are referenced here, not only in the incremental
         branch, so that dbt knows the dependency when it parses. -#}
     {%- set deleted_records = ref('stg_tickit__deleted_records') %}
+    {%- set horizon = bronze_read_horizon() %}
 with
 
 fact_rows as (
@@ -101,7 +105,8 @@ final as (
         {%- if is_incremental() %}
         batch.is_deleted_in_bronze,
         {%- endif %}
-        batch.bronze_commit_time
+        batch.bronze_commit_time,
+        {{ horizon }} as bronze_read_horizon
 
     from batch
     left join fact_rows

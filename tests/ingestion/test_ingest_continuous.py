@@ -22,7 +22,7 @@ from ingestion.sources.landing import parse_file_name
 from lakehouse.bench.staging import Landing, open_landing, stage
 
 from .bronze import differences, expected, make_landing, settings_for, spark_rows
-from .test_ingest_crash import kill_when, timeline
+from .test_ingest_crash import in_flight, kill_when, timeline
 
 DEADLINE_SECONDS = 600  # a busy shared machine: generous, and every wait polls
 
@@ -65,15 +65,6 @@ def health_of(path: Path) -> dict:
         return {}
 
 
-def in_flight(folder: Path) -> bool:
-    """A commit requested or inflight, not completed (Hudi keeps the files of completed ones)."""
-    if not folder.exists():
-        return False
-    names = [p.name for p in folder.iterdir()]
-    done = {n.split("_", 1)[0] for n in names if "_" in n.split(".", 1)[0]}
-    return any(n.endswith(".inflight") and n.split(".", 1)[0] not in done for n in names)
-
-
 def applied(spark, conf, database: str, batch: int, generated: Landing) -> Callable[[], bool]:
     """True once the bronze checkpoint is past the start offset of the batch's last file."""
     last = max(parse_file_name(f, TOPIC).offset for f in generated.files(batch)[TOPIC])
@@ -111,7 +102,7 @@ def test_files_are_picked_up_as_they_land_and_sigterm_stops_between_commits(
         wait_for("change batch 1", applied(spark, conf, database, 1, generated), process)
         stage(generated, 2, landing)
         changelog = timeline(conf, database, "sales_changelog")
-        wait_for("batch 2 in flight", lambda: in_flight(changelog), process)
+        wait_for("batch 2 in flight", lambda: bool(in_flight(changelog)), process)
         assert stop(process) == 0
     finally:
         if process.poll() is None:
@@ -128,7 +119,7 @@ def test_killed_mid_batch_then_restarted_reaches_the_exact_state(spark, tmp_path
     for batch in (0, 1):
         stage(generated, batch, landing)
     process = start_service(landing, lake, database, health)
-    kill_when(process, lambda: in_flight(timeline(conf, database, "sales")))
+    kill_when(process, lambda: bool(in_flight(timeline(conf, database, "sales"))))
     restarted = start_service(landing, lake, database, health)
     try:
         stage(generated, 2, landing)

@@ -40,16 +40,20 @@ def metadata_timeline(conf, database: str, table: str) -> Path:
     return Path(table_path(conf, database, table)) / ".hoodie" / "metadata" / ".hoodie" / "timeline"
 
 
-def in_flight(folder: Path, action: str) -> list[str]:
-    """Instants of `action` requested on a timeline and not completed (names: instant.action...)."""
+def in_flight(folder: Path, action: str = "") -> list[str]:
+    """Instants (of `action`, or of any action) requested on a timeline and not completed.
+
+    Completed instants keep their `.inflight` file and add `<instant>_<completion>.<action>`.
+    """
     if not folder.exists():
         return []
     names = [p.name for p in folder.iterdir()]
-    done = {name.split("_")[0] for name in names if "_" in name}
+    done = {name.split("_")[0] for name in names if "_" in name and not name.startswith(".")}
+    suffix = f".{action}.inflight" if action else ".inflight"
     return [
         name.split(".")[0]
         for name in names
-        if name.endswith(f".{action}.inflight") and name.split(".")[0] not in done
+        if name.endswith(suffix) and name.split(".")[0] not in done
     ]
 
 
@@ -60,7 +64,7 @@ def metadata_update_in_flight(conf, database: str) -> bool:
 
 
 def start_ingest(
-    landing: Path, lake: Path, database: str, command: list[str] | None = None
+    landing: Path, lake: Path, database: str, table: str = "sales", module: list[str] | None = None
 ) -> subprocess.Popen:
     env = {
         **os.environ,
@@ -68,7 +72,7 @@ def start_ingest(
         "LAKEHOUSE_LAKE": str(lake),
         "LAKEHOUSE_BRONZE_DATABASE": database,
     }
-    command = [sys.executable, "-m", *(command or ["lakehouse.cli", "ingest", "--tables", "sales"])]
+    command = [sys.executable, "-m", *(module or ["lakehouse.cli", "ingest", "--tables", table])]
     # Its own process group, so one kill takes the Python driver and its JVM at once.
     return subprocess.Popen(
         command,
@@ -79,10 +83,10 @@ def start_ingest(
     )
 
 
-def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
-    """SIGKILL the job the moment `ready()` holds; fail if it finished first.
+def signal_when(process: subprocess.Popen, ready: Callable[[], bool], signum: int) -> None:
+    """Send `signum` to the job's process group the moment `ready()` holds.
 
-    The job is killed whatever happens, so a failed wait leaves no writer behind.
+    A failed wait kills the job, so it leaves no writer behind.
     """
     deadline = time.monotonic() + DEADLINE_SECONDS
     try:
@@ -90,10 +94,18 @@ def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
             assert process.poll() is None, "the job finished before the crash point"
             assert time.monotonic() < deadline, "crash point not reached in time"
             time.sleep(0.02)
-    finally:
+    except BaseException:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
+        raise
+    os.killpg(process.pid, signum)
+
+
+def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
+    """SIGKILL the job the moment `ready()` holds; fail if it finished first."""
+    signal_when(process, ready, signal.SIGKILL)
+    process.wait(timeout=60)
     assert process.returncode == -signal.SIGKILL
 
 
@@ -137,7 +149,7 @@ def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Pa
     assert not in_flight(timeline(conf, database, "sales"), "compaction")
     make_landing(landing, change_batches=5)
     command = ["tests.ingestion.run_ingest", database, "sales", "table_type=mor"]
-    process = start_ingest(landing, lake, database, command)
+    process = start_ingest(landing, lake, database, module=command)
     kill_when(process, lambda: bool(in_flight(timeline(conf, database, "sales"), "compaction")))
 
     assert in_flight(timeline(conf, database, "sales"), "compaction")
