@@ -8,6 +8,10 @@ BIN := $(VENV)/bin
 JARS := .lakehouse/jars
 PY_STAMP := $(VENV)/.installed
 JARS_STAMP := $(JARS)/.fetched
+# Bench-only jars (Delta Lake, Iceberg: `lakehouse bench ingest`'s peers), kept
+# apart so no ingestion job, test session or Thrift server ever loads them.
+BENCH_JARS := .lakehouse/bench-jars
+BENCH_JARS_STAMP := $(BENCH_JARS)/.fetched
 # Airflow lives in its own venv: its pins clash with dbt-core's (airflow/requirements.txt).
 AIRFLOW_VENV := .venv-airflow
 AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed
@@ -17,7 +21,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: setup run test lint stack-up stack-down clean
 
-setup: $(PY_STAMP) $(JARS_STAMP) $(AIRFLOW_STAMP)
+setup: $(PY_STAMP) $(JARS_STAMP) $(BENCH_JARS_STAMP) $(AIRFLOW_STAMP)
 
 $(PY_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +35,11 @@ $(PY_STAMP): pyproject.toml
 $(JARS_STAMP): jvm/pom.xml
 	mvn --batch-mode --quiet -f jvm/pom.xml dependency:copy-dependencies \
 		-DoutputDirectory=$(abspath $(JARS))
+	touch $@
+
+$(BENCH_JARS_STAMP): jvm/bench/pom.xml
+	mvn --batch-mode --quiet -f jvm/bench/pom.xml dependency:copy-dependencies \
+		-DoutputDirectory=$(abspath $(BENCH_JARS))
 	touch $@
 
 $(AIRFLOW_STAMP): airflow/requirements.txt

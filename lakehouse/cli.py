@@ -234,7 +234,8 @@ def _bench(args: argparse.Namespace) -> int:
     if args.bench_command == "ingest":
         from lakehouse.bench.ingest_bench import run_ingest_bench
 
-        results = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
+        ran = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
+        return 0 if ran.valid else 1
     else:
         from lakehouse.bench.dbt_bench import run_dbt_bench
 
@@ -245,7 +246,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _bench_parser(commands: argparse._SubParsersAction) -> None:
 
     parser = commands.add_parser(
-        "bench", help="benchmarks: ingest (ours vs HoodieStreamer vs plain Spark), dbt"
+        "bench", help="benchmarks: ingest (ours vs Delta, Iceberg, Hudi, plain Spark), dbt"
     )
     bench = parser.add_subparsers(dest="bench_command", required=True)
     ingest = bench.add_parser("ingest", help="ingestion speed and memory, side by side")
