@@ -260,7 +260,9 @@ def results_of(landing: Landing, contenders: list[Contender], conf: Settings) ->
     )
 
 
-def run_all(conf: Settings, landing: Landing, work: Path, log: Callable[[str], None]):
+def run_all(
+    conf: Settings, landing: Landing, work: Path, log: Callable[[str], None]
+) -> list[Contender]:
     """Each contender over every phase, then each one's reads and state check."""
     plans = [ours_plan(work), *(peer_plan(p, work) for p in PEERS)]
     engines = {"ours": "hudi", **{p.name: p.engine for p in PEERS}}
