@@ -16,6 +16,10 @@ CDC_PROFILES := kafka debezium-postgres debezium-mariadb
 # on their own data folders (never the system services).
 MARIADB := /usr/sbin/mariadbd
 POSTGRES := /usr/bin/pg_ctlcluster
+# Bench-only jars (Delta Lake, Iceberg: `lakehouse bench ingest`'s peers), kept
+# apart so no ingestion job, test session or Thrift server ever loads them.
+BENCH_JARS := .lakehouse/bench-jars
+BENCH_JARS_STAMP := $(BENCH_JARS)/.fetched
 # Airflow lives in its own venv: its pins clash with dbt-core's (airflow/requirements.txt).
 AIRFLOW_VENV := .venv-airflow
 AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed
@@ -25,7 +29,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: setup run test lint stack-up stack-down clean
 
-setup: $(PY_STAMP) $(JARS_STAMP) $(CDC_JARS_STAMP) $(AIRFLOW_STAMP) $(MARIADB) $(POSTGRES)
+setup: $(PY_STAMP) $(JARS_STAMP) $(CDC_JARS_STAMP) $(BENCH_JARS_STAMP) $(AIRFLOW_STAMP) $(MARIADB) $(POSTGRES)
 
 $(PY_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +53,11 @@ $(CDC_JARS_STAMP): jvm/cdc/pom.xml
 		mvn --batch-mode --quiet -f jvm/cdc/pom.xml -P$$profile dependency:copy-dependencies \
 			-DincludeScope=runtime -DoutputDirectory=$$folder || exit 1; \
 	done
+	touch $@
+
+$(BENCH_JARS_STAMP): jvm/bench/pom.xml
+	mvn --batch-mode --quiet -f jvm/bench/pom.xml dependency:copy-dependencies \
+		-DoutputDirectory=$(abspath $(BENCH_JARS))
 	touch $@
 
 $(AIRFLOW_STAMP): airflow/requirements.txt

@@ -253,8 +253,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.bench_command == "ingest":
         from lakehouse.bench.ingest_bench import run_ingest_bench
 
-        results = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
-    elif args.bench_command == "latency":
+        ran = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
+        return 0 if ran.valid else 1
+    if args.bench_command == "latency":
         from lakehouse.bench.latency import run_latency_bench
 
         results = run_latency_bench(args.scale, args.rate, args.minutes, args.results, output.say)
@@ -268,7 +269,8 @@ def _bench(args: argparse.Namespace) -> int:
 def _bench_parser(commands: argparse._SubParsersAction) -> None:
 
     parser = commands.add_parser(
-        "bench", help="benchmarks: ingest (ours vs HoodieStreamer vs plain Spark), dbt, latency"
+        "bench",
+        help="benchmarks: ingest (ours vs Delta, Iceberg, Hudi, plain Spark), dbt, latency",
     )
     bench = parser.add_subparsers(dest="bench_command", required=True)
     ingest = bench.add_parser("ingest", help="ingestion speed and memory, side by side")

@@ -1,10 +1,12 @@
-"""`lakehouse bench ingest`: ours vs HoodieStreamer vs plain Spark, on the same CDC.
+"""`lakehouse bench ingest`: ours vs Delta Lake, Iceberg and Hudi's own writer, on the same CDC.
 
-One run generates TICKIT CDC (unwrapped JSON), then each contender applies
-the snapshot and then each change batch, every phase in its own measured
-process, on its own copy of the landing zone, with the same Spark settings
-and jars. Then the final state is checked (ours against the generator's
-expected state, the peer against ours); if it is wrong the figures are void.
+One run generates TICKIT CDC (unwrapped JSON), then each contender (ours, the
+peers of `peers.PEERS`, HoodieStreamer when its bundle exists, the plain-Spark
+ceiling) applies the snapshot and then each change batch, every phase in its
+own measured process, on its own copy of the landing zone, with the same Spark
+settings. Then each contender's tables are read (timed) and checked key by key
+against the generator's expected state, in a process of their own; a
+contender whose state differs is void, with the difference.
 """
 
 from __future__ import annotations
@@ -12,70 +14,32 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ingestion.config import load_tables
 from ingestion.settings import Settings, settings
 from lakehouse.bench import report, streamer
 from lakehouse.bench.contenders import catalog_running, fresh, process_env, python_module
-from lakehouse.bench.measure import Measured, run_measured
+from lakehouse.bench.ingest_report import markdown, summary_line
+from lakehouse.bench.ingest_results import (
+    Contender,
+    IngestBenchResults,
+    Phase,
+    Ratio,
+    StateCheck,
+)
+from lakehouse.bench.measure import ContenderFailed, run_measured
+from lakehouse.bench.peers import PEERS, Peer, bench_jars_dir
 from lakehouse.bench.staging import Landing, generate_landing, open_landing, stage
 from lakehouse.output import console
 
 DATABASE = "bench_bronze"
-CONTENDERS = {
+LABELS = {
     "ours": "ours (lakehouse ingest)",
     "streamer": "HoodieStreamer (DeltaStreamer)",
     "ceiling": "ceiling: plain Spark JSON -> Parquet",
 }
-
-
-@dataclass
-class Contender:
-    """One contender's figures over all phases."""
-
-    name: str
-    status: str = "ran"  # ran | unavailable
-    reason: str = ""
-    phases: list[dict[str, Any]] = field(default_factory=list)
-
-    def add(self, phase: int, events: int, runs: list[Measured]) -> None:
-        self.phases.append(
-            {
-                "batch": phase,
-                "events": events,
-                "seconds": round(sum(r.seconds for r in runs), 2),
-                "work_seconds": round(sum(r.result.get("work_seconds", 0.0) for r in runs), 2),
-                "peak_rss_bytes": max(r.peak_rss_bytes for r in runs),
-                "processes": len(runs),
-            }
-        )
-
-    def summary(self) -> dict[str, Any]:
-        if self.status != "ran":
-            return {"status": self.status, "reason": self.reason}
-        snapshot = [p for p in self.phases if p["batch"] == 0]
-        changes = [p for p in self.phases if p["batch"] > 0]
-        return {
-            "status": self.status,
-            "snapshot": _phase_figures(snapshot),
-            "changes": _phase_figures(changes),
-            "wall_seconds": round(sum(p["seconds"] for p in self.phases), 2),
-            "peak_rss_bytes": max(p["peak_rss_bytes"] for p in self.phases),
-            "batches": self.phases,
-        }
-
-
-def _phase_figures(phases: list[dict[str, Any]]) -> dict[str, Any]:
-    events = sum(p["events"] for p in phases)
-    seconds = sum(p["seconds"] for p in phases)
-    return {
-        "events": events,
-        "seconds": round(seconds, 2),
-        "events_per_second": round(events / seconds, 1) if seconds else None,
-    }
 
 
 def _landing(work: Path, scale: float, batches: int, log: Callable[[str], None]) -> Landing:
@@ -91,205 +55,242 @@ def _landing(work: Path, scale: float, batches: int, log: Callable[[str], None])
     return generate_landing(source, scale, batches, progress=True)
 
 
-def run_ours(landing: Landing, work: Path, log: Callable[[str], None]) -> Contender:
-    contender = Contender("ours")
-    root, env = fresh(work / "ours"), process_env()
+@dataclass(frozen=True)
+class Plan:
+    """How one contender runs: its folder and the processes of each phase."""
+
+    contender: Contender
+    root: Path  # landing in root/landing, whatever it writes in root/lake
+    commands: Callable[[int, Path], list[list[str]]]  # batch, staged-files JSON -> processes
+    drop_tombstones: bool = False
+
+
+def lake_files(root: Path) -> dict[str, int]:
+    """Every file under `root` and its size."""
+    return (
+        {str(p): p.stat().st_size for p in root.rglob("*") if p.is_file()} if root.exists() else {}
+    )
+
+
+def written(before: dict[str, int], after: dict[str, int]) -> tuple[int, int]:
+    """Files a phase wrote (new ones) and the bytes it added (new files plus appends)."""
+    new = [path for path in after if path not in before]
+    grown = sum(max(0, size - before[path]) for path, size in after.items() if path in before)
+    return len(new), sum(after[path] for path in new) + grown
+
+
+def run_phase(plan: Plan, landing: Landing, batch: int, work: Path) -> Phase:
+    """Stage the batch's files for the contender, run its processes, measure them."""
+    name = plan.contender.name
+    staged = stage(landing, batch, plan.root / "landing", drop_tombstones=plan.drop_tombstones)
+    files = plan.root / f"batch-{batch}.json"
+    files.write_text(json.dumps(staged))
+    before = lake_files(plan.root / "lake")
+    runs = [
+        run_measured(command, process_env(), work / "logs" / f"{name}-{batch}-{i}.log")
+        for i, command in enumerate(plan.commands(batch, files))
+    ]
+    return Phase.of(
+        batch, landing.events(batch), runs, written(before, lake_files(plan.root / "lake"))
+    )
+
+
+def run_contender(plan: Plan, landing: Landing, work: Path, log: Callable[[str], None]) -> None:
+    """Every phase in turn; a failing peer is void (with its log); ours failing stops the run."""
+    contender = plan.contender
     for batch in range(landing.batches):
-        stage(landing, batch, root / "landing")
-        command = python_module(
-            "lakehouse.bench.ours",
-            "--landing",
-            str(root / "landing"),
-            "--lake",
-            str(root / "lake"),
-            "--database",
-            DATABASE,
+        try:
+            phase = run_phase(plan, landing, batch, work)
+        except ContenderFailed as failed:
+            if contender.name == "ours":
+                raise
+            contender.status = "void"
+            contender.reason = f"batch {batch} failed: {str(failed).splitlines()[0]}"
+            log(f"  {contender.name:<12} {contender.reason}")
+            return
+        contender.phases.append(phase)
+        log(
+            f"  {contender.name:<12} batch {batch}: {phase.seconds:7.1f} s, "
+            f"{phase.events:,} events, {phase.files_written:,} files written"
         )
-        run = run_measured(command, env, work / "logs" / f"ours-{batch}.log")
-        contender.add(batch, landing.events(batch), [run])
-        log(f"  ours      batch {batch}: {run.seconds:7.1f} s, {landing.events(batch):,} events")
-    return contender
 
 
-def run_streamer(
-    conf: Settings, landing: Landing, work: Path, log: Callable[[str], None]
-) -> Contender:
+def ours_plan(work: Path) -> Plan:
+    root = fresh(work / "ours")
+    args = ["--landing", str(root / "landing"), "--lake", str(root / "lake")]
+    command = python_module("lakehouse.bench.ours", *args, "--database", DATABASE)
+    return Plan(Contender("ours", LABELS["ours"]), root, lambda batch, files: [command])
+
+
+def peer_plan(peer: Peer, work: Path) -> Plan:
+    root = fresh(work / peer.name)
+
+    def commands(batch: int, files: Path) -> list[list[str]]:
+        args = ["--peer", peer.name, "--files", str(files), "--lake", str(root / "lake")]
+        return [python_module("lakehouse.bench.peer_apply", *args, "--database", DATABASE)]
+
+    return Plan(Contender(peer.name, peer.label), root, commands)
+
+
+def ceiling_plan(work: Path) -> Plan:
+    root = fresh(work / "ceiling")
+
+    def commands(batch: int, files: Path) -> list[list[str]]:
+        args = ["--files", str(files), "--out", str(root / "lake")]
+        return [python_module("lakehouse.bench.ceiling", *args)]
+
+    return Plan(Contender("ceiling", LABELS["ceiling"]), root, commands)
+
+
+def streamer_plan(conf: Settings, work: Path) -> Plan | Contender:
+    """HoodieStreamer, one spark-submit per table and phase; unavailable without its bundle."""
     available = streamer.find_bundle(conf)
     if available.jar is None:
-        log(f"  HoodieStreamer: unavailable: {available.reason}")
-        return Contender("streamer", status="unavailable", reason=available.reason)
-    contender = Contender("streamer")
-    root, env = fresh(work / "streamer"), process_env()
+        return Contender("streamer", LABELS["streamer"], "unavailable", available.reason)
+    root, bundle = fresh(work / "streamer"), available.jar
     tables = list(load_tables(database=DATABASE).values())
     props = {t.name: streamer.prepare(t, conf, root / "landing", root / "conf") for t in tables}
-    for batch in range(landing.batches):
-        stage(landing, batch, root / "landing", drop_tombstones=True)
-        runs = []
-        for table in tables:
-            command = streamer.command(table, conf, available.jar, props[table.name], root / "lake")
-            log_file = work / "logs" / f"streamer-{batch}-{table.name}.log"
-            runs.append(run_measured(command, env, log_file))
-        contender.add(batch, landing.events(batch), runs)
-        log(f"  streamer  batch {batch}: {sum(r.seconds for r in runs):7.1f} s")
-    return contender
+
+    def commands(batch: int, files: Path) -> list[list[str]]:
+        return [streamer.command(t, conf, bundle, props[t.name], root / "lake") for t in tables]
+
+    return Plan(Contender("streamer", LABELS["streamer"]), root, commands, drop_tombstones=True)
 
 
-def run_ceiling(landing: Landing, work: Path, log: Callable[[str], None]) -> Contender:
-    contender = Contender("ceiling")
-    root, env = fresh(work / "ceiling"), process_env()
-    for batch in range(landing.batches):
-        staged = stage(landing, batch, root / "landing")
-        files = root / f"batch-{batch}.json"
-        files.write_text(json.dumps(staged))
-        command = python_module(
-            "lakehouse.bench.ceiling", "--files", str(files), "--out", str(root / "parquet")
-        )
-        run = run_measured(command, env, work / "logs" / f"ceiling-{batch}.log")
-        contender.add(batch, landing.events(batch), [run])
-        log(f"  ceiling   batch {batch}: {run.seconds:7.1f} s")
-    return contender
+def check_state(
+    contender: Contender,
+    engine: str,
+    root: Path,
+    landing: Landing,
+    work: Path,
+    ceiling: Path | None,
+) -> None:
+    """The contender's reads and final state, in a process with its engine's session."""
+    if not contender.phases:
+        return
+    args = ["--engine", engine, "--lake", str(root / "lake"), "--database", DATABASE]
+    args += ["--expected", str(landing.root / "_expected")]
+    if ceiling is not None:
+        args += ["--ceiling", str(ceiling / "lake")]
+    log = work / "logs" / f"verify-{contender.name}.log"
+    try:
+        run = run_measured(python_module("lakehouse.bench.verify", *args), process_env(), log)
+    except ContenderFailed as failed:
+        if contender.name == "ours":
+            raise
+        contender.status, contender.reason = "void", f"state check failed: {failed}".split("\n")[0]
+        return
+    contender.checked(StateCheck.from_result(run.result))
 
 
-def verify(landing: Landing, work: Path, streamer_ran: bool) -> dict[str, Any]:
-    args = [
-        "--expected",
-        str(landing.root / "_expected"),
-        "--ours",
-        str(work / "ours" / "lake" / DATABASE),
-        "--ceiling",
-        str(work / "ceiling" / "parquet"),
-    ]
-    if streamer_ran:
-        args += ["--streamer", str(work / "streamer" / "lake" / DATABASE)]
-    run = run_measured(
-        python_module("lakehouse.bench.verify", *args), process_env(), work / "logs" / "verify.log"
-    )
-    return run.result
+def check_ceiling(ceiling: Contender, ours: Contender, landing: Landing) -> None:
+    """The ceiling has no current state; it must have written every event."""
+    events = sum(landing.events(b) for b in range(landing.batches))
+    rows = ours.state.ceiling_rows if ours.state else None
+    if rows != events:
+        ceiling.status, ceiling.reason = "void", f"wrote {rows} rows for {events} events"
 
 
-def _speed_ratio(ours: dict, peer: dict, phase: str) -> float | None:
-    mine = ours.get(phase, {}).get("events_per_second")
-    theirs = peer.get(phase, {}).get("events_per_second")
+def _over(mine: float | None, theirs: float | None) -> float | None:
     return round(mine / theirs, 3) if mine and theirs else None
 
 
-def figures(landing: Landing, contenders: list[Contender], state: dict, conf: Settings) -> dict:
-    """Everything the run measured, with the ratios, the goals and the state check."""
-    summaries = {c.name: c.summary() for c in contenders}
-    ours, peer, ceiling = summaries["ours"], summaries["streamer"], summaries["ceiling"]
-    change_events = sum(landing.events(b) for b in range(1, landing.batches))
-    state_ok = bool(state.get("ours_matches_expected")) and state.get("streamer_matches_ours") in (
-        True,
-        None,
+def ratio(ours: Contender, peer: Contender) -> Ratio:
+    """Ours over one peer, void unless both ran and both states are right."""
+    if not (ours.ran and peer.ran):
+        why = f"{peer.label} {peer.status}: {peer.reason}" if not peer.ran else "ours void"
+        return Ratio(None, None, None, None, void=why)
+    return Ratio(
+        snapshot=_over(ours.snapshot.events_per_second, peer.snapshot.events_per_second),
+        changes=_over(ours.changes.events_per_second, peer.changes.events_per_second),
+        read=_over(
+            peer.state.read_seconds if peer.state else None,
+            ours.state.read_seconds if ours.state else None,
+        ),
+        peak_rss=_over(ours.peak_rss_bytes, peer.peak_rss_bytes),
     )
-    ceiling_complete = state.get("ceiling_rows") == landing.events(0) + change_events
-    ratios = {
-        "ours_vs_streamer": {p: _speed_ratio(ours, peer, p) for p in ("snapshot", "changes")},
-        "ours_vs_ceiling": {p: _speed_ratio(ours, ceiling, p) for p in ("snapshot", "changes")},
-    }
-    if peer["status"] != "ran":
-        ratios["ours_vs_streamer"]["void"] = f"HoodieStreamer {peer['status']}: {peer['reason']}"
-    vs_peer = ratios["ours_vs_streamer"]
+
+
+def goals(ours: Contender, peers: list[Contender]) -> dict[str, bool | None]:
+    """The issue's goals against the best valid peer (by change-batch events/s)."""
+    valid = [p for p in peers if p.ran and p.changes.events_per_second]
+    if not ours.ran or not valid:
+        return {
+            "changes_1_5x_best_peer": None,
+            "snapshot_1x_best_peer": None,
+            "peak_rss_at_most_best_peer": None,
+        }
+    best = max(valid, key=lambda p: p.changes.events_per_second or 0)
+    fastest = max(p.snapshot.events_per_second or 0 for p in valid)
     return {
-        "benchmark": "ingest",
-        "scale": landing.manifest["options"]["scale"],
-        "change_batches": landing.batches - 1,
-        "format": landing.manifest["options"]["format"],
-        "events": {"snapshot": landing.events(0), "changes": change_events},
-        "machine": report.machine(),
-        "spark": {
+        "best_peer": best.name,  # type: ignore[dict-item]
+        "changes_1_5x_best_peer": (ours.changes.events_per_second or 0)
+        >= 1.5 * (best.changes.events_per_second or 0),
+        "snapshot_1x_best_peer": (ours.snapshot.events_per_second or 0) >= fastest,
+        "peak_rss_at_most_best_peer": ours.peak_rss_bytes <= best.peak_rss_bytes,
+    }
+
+
+def results_of(landing: Landing, contenders: list[Contender], conf: Settings) -> IngestBenchResults:
+    """Everything the run measured, with the ratios and the goals."""
+    ours = contenders[0]
+    peers = [c for c in contenders if c.name in {p.name for p in PEERS}]
+    options = landing.manifest["options"]
+    return IngestBenchResults(
+        scale=options["scale"],
+        change_batches=landing.batches - 1,
+        format=options["format"],
+        events={
+            "snapshot": landing.events(0),
+            "changes": sum(landing.events(b) for b in range(1, landing.batches)),
+        },
+        machine=report.machine(),
+        spark={
             "master": conf.spark_master,
             "driver_memory": conf.driver_memory,
             "shuffle_partitions": conf.shuffle_partitions,
+            "parallel_tables": conf.parallel_tables,
             "hudi": streamer.hudi_version(conf),
+            "bench_jars": sorted(j.name for j in bench_jars_dir(conf).glob("*.jar")),
         },
-        "contenders": summaries,
-        "ratios": ratios,
-        "state": {**state, "ok": state_ok, "ceiling_wrote_every_event": ceiling_complete},
-        "valid": state_ok and ceiling_complete,
-        "goals": {
-            "ours_at_least_streamer_speed": (
-                None
-                if vs_peer["snapshot"] is None or vs_peer["changes"] is None
-                else vs_peer["snapshot"] >= 1 and vs_peer["changes"] >= 1
-            ),
-            "snapshot_within_2x_of_ceiling": (ratios["ours_vs_ceiling"]["snapshot"] or 0) >= 0.5,
-            "peak_rss_within_24_gib": max(s.get("peak_rss_bytes", 0) for s in summaries.values())
-            <= 24 * report.GIB,
-        },
-    }
-
-
-def _contender_table(results: dict) -> str:
-    """One row per contender: seconds and events/s per phase, wall time, peak memory."""
-    rows = []
-    for name, label in CONTENDERS.items():
-        c = results["contenders"][name]
-        if c["status"] != "ran":
-            rows.append([label, *(["-"] * 6), f"{c['status']}: see below"])
-            continue
-        s, ch = c["snapshot"], c["changes"]
-        rows.append(
-            [
-                label,
-                report.number(s["seconds"], 1),
-                report.number(s["events_per_second"]),
-                report.number(ch["seconds"], 1),
-                report.number(ch["events_per_second"]),
-                report.number(c["wall_seconds"], 1),
-                report.gib(c["peak_rss_bytes"]),
-                "ran",
-            ]
-        )
-    return report.markdown_table(
-        [
-            "contender",
-            "snapshot s",
-            "snapshot events/s",
-            "changes s",
-            "changes events/s",
-            "wall s",
-            "peak RSS",
-            "status",
-        ],
-        rows,
+        contenders=contenders,
+        ratios={c.name: ratio(ours, c) for c in contenders if c.name != "ours"},
+        goals=goals(ours, peers),
+        valid=ours.ran,
     )
 
 
-def markdown(results: dict) -> str:
-    events = results["events"]
-    table = _contender_table(results)
-    ratios, state = results["ratios"], results["state"]
-    machine = results["machine"]
-    lines = [
-        f"### bench ingest --scale {results['scale']} --change-batches {results['change_batches']}",
-        "",
-        f"{events['snapshot']:,} snapshot events, {events['changes']:,} change events "
-        f"({results['format']} JSON); {machine['cpus']} CPUs, {machine['memory_gib']} GiB, "
-        f"load average {results['load_average_before']:.1f} at start (shared machine); "
-        f"Spark {results['spark']['master']}, driver {results['spark']['driver_memory']}, "
-        f"Hudi {results['spark']['hudi']}. Seconds are process wall time (JVM start included).",
-        "",
-        table,
-        "",
-        f"- ours/DeltaStreamer (events/s): snapshot "
-        f"{report.ratio(ratios['ours_vs_streamer']['snapshot'])}, changes "
-        f"{report.ratio(ratios['ours_vs_streamer']['changes'])}",
-        f"- ours/ceiling (events/s): snapshot {report.ratio(ratios['ours_vs_ceiling']['snapshot'])}"
-        f", changes {report.ratio(ratios['ours_vs_ceiling']['changes'])}",
-        f"- state: ours = generator's expected state: {_yes(state.get('ours_matches_expected'))}; "
-        f"HoodieStreamer = ours: {_yes(state.get('streamer_matches_ours'))}; ceiling wrote "
-        f"every event: {_yes(state.get('ceiling_wrote_every_event'))}",
-    ]
-    if "void" in ratios["ours_vs_streamer"]:
-        lines.append(f"- ours/DeltaStreamer void: {ratios['ours_vs_streamer']['void']}")
-    if not results["valid"]:
-        lines.append("- **figures void: the final state check failed**")
-    return "\n".join(lines)
-
-
-def _yes(value: object) -> str:
-    return {True: "yes", False: "NO", None: "not run"}.get(value, str(value))  # type: ignore[arg-type]
+def run_all(
+    conf: Settings, landing: Landing, work: Path, log: Callable[[str], None]
+) -> list[Contender]:
+    """Each contender over every phase, then each one's reads and state check."""
+    plans = [ours_plan(work), *(peer_plan(p, work) for p in PEERS)]
+    engines = {"ours": "hudi", **{p.name: p.engine for p in PEERS}}
+    streamer_run, ceiling = streamer_plan(conf, work), ceiling_plan(work)
+    if isinstance(streamer_run, Plan):
+        plans.append(streamer_run)
+        engines["streamer"] = "hudi"
+    plans.append(ceiling)
+    for step, plan in enumerate(plans, 1):
+        log(f"{step}/{len(plans) + 1} {plan.contender.label}")
+        run_contender(plan, landing, work, log)
+    log(f"{len(plans) + 1}/{len(plans) + 1} reads and final state, one process per contender")
+    for plan in plans:
+        if plan.contender.name in engines:
+            is_ours = plan.contender.name == "ours"
+            check_state(
+                plan.contender,
+                engines[plan.contender.name],
+                plan.root,
+                landing,
+                work,
+                ceiling.root if is_ours else None,
+            )
+    check_ceiling(ceiling.contender, plans[0].contender, landing)
+    contenders = [p.contender for p in plans]
+    if not isinstance(streamer_run, Plan):
+        contenders.insert(-1, streamer_run)
+    return contenders
 
 
 def run_ingest_bench(
@@ -297,8 +298,8 @@ def run_ingest_bench(
     change_batches: int,
     results_dir: Path | None = None,
     log: Callable[[str], None] = print,
-) -> dict[str, Any]:
-    """Generate, run the three contenders, verify, report; return the results."""
+) -> IngestBenchResults:
+    """Generate, run the contenders, check each final state, report; return the results."""
     started = time.monotonic()
     load_before = report.machine()["load_average_1m"]
     conf = settings()
@@ -307,28 +308,14 @@ def run_ingest_bench(
     fresh(work / "logs")
     log(f"{landing.events(0):,} snapshot events, {landing.batches - 1} change batch(es)")
     with catalog_running(conf, log):
-        log("1/4 ours: lakehouse ingest into Hudi bronze")
-        ours = run_ours(landing, work, log)
-        log("2/4 HoodieStreamer into a separate Hudi table")
-        peer = run_streamer(conf, landing, work, log)
-        log("3/4 ceiling: plain Spark, JSON -> Parquet")
-        ceiling = run_ceiling(landing, work, log)
-        log("4/4 final state check")
-        state = verify(landing, work, peer.status == "ran")
-    results = figures(landing, [ours, peer, ceiling], state, conf)
-    results["seconds"] = round(time.monotonic() - started, 1)
-    results["load_average_before"] = load_before
+        contenders = run_all(conf, landing, work, log)
+    results = results_of(landing, contenders, conf)
+    results.seconds = round(time.monotonic() - started, 1)
+    results.load_average_before = load_before
+    results.load_average_after = report.machine()["load_average_1m"]
     text = markdown(results)
-    path = report.write(f"ingest-scale{scale:g}", results, text, results_dir)
-    results["results_file"] = str(path)
+    path = report.write(f"ingest-scale{scale:g}", results.to_json(), text, results_dir)
+    results.results_file = str(path)
     console.print(text, markup=False, soft_wrap=True)
-    o = results["contenders"]["ours"]
-    log(
-        f"bench ingest done in {results['seconds']:.0f}s: ours snapshot "
-        f"{report.number(o['snapshot']['events_per_second'])} ev/s, changes "
-        f"{report.number(o['changes']['events_per_second'])} ev/s, "
-        f"ours/ceiling {report.ratio(results['ratios']['ours_vs_ceiling']['snapshot'])}, "
-        f"ours/DeltaStreamer {report.ratio(results['ratios']['ours_vs_streamer']['snapshot'])}, "
-        f"state {'ok' if results['valid'] else 'WRONG (figures void)'}; {path}"
-    )
+    log(summary_line(results))
     return results

@@ -32,6 +32,7 @@ from ingestion.sources.landing import parse_file_name
 from lakehouse import thrift_client
 from lakehouse.bench import report
 from lakehouse.bench.contenders import fresh, process_env, python_module, thrift_running
+from lakehouse.bench.ingest_results import StateCheck
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, change_stream, sample_of
 from lakehouse.bench.measure import run_measured
 from lakehouse.bench.memory import PeakSampler
@@ -228,14 +229,16 @@ def _stop_service(service: subprocess.Popen) -> int:
 
 
 def _verify(landing: Landing, work: Path) -> dict[str, Any]:
+    """Bronze against the generator's expected state, by `bench ingest`'s checker."""
     command = python_module(
         "lakehouse.bench.verify",
-        "--expected",
-        str(landing.root / "_expected"),
-        "--ours",
-        str(work / "lake" / DATABASE),
+        *("--engine", "hudi", "--lake", str(work / "lake"), "--database", DATABASE),
+        *("--expected", str(landing.root / "_expected")),
     )
-    return run_measured(command, process_env(), work / "logs" / "verify.log").result
+    check = StateCheck.from_result(
+        run_measured(command, process_env(), work / "logs" / "verify.log").result
+    )
+    return {"ours_matches_expected": check.matches, "difference": check.difference()}
 
 
 def _caught_up_after(moment: str) -> Callable[[dict], bool]:

@@ -49,12 +49,13 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def write(name: str, results: dict[str, Any], markdown: str, out: Path | None = None) -> Path:
-    """Write `<name>-<timestamp>.json` and `.md`; return the JSON path."""
+def write(name: str, results: dict[str, Any] | str, markdown: str, out: Path | None = None) -> Path:
+    """Write `<name>-<timestamp>.json` (a dict, or JSON text) and `.md`; return the JSON path."""
     out = out or settings().home / "bench-results"
     out.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     path = out / f"{name}-{stamp}.json"
-    path.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    text = results if isinstance(results, str) else json.dumps(results, indent=2, default=str)
+    path.write_text(text.rstrip("\n") + "\n")
     path.with_suffix(".md").write_text(markdown + "\n")
     return path

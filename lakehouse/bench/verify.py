@@ -1,16 +1,20 @@
-"""Worker: is the final state right? Ours vs the generator's `_expected/`, peer vs ours.
+"""Worker: one contender's reads, then is its final state right (vs the generator's `_expected/`)?
 
-Figures of a run whose tables disagree are void, so this runs after every
+Run once per contender, in its own process with its engine's session: first it
+times reading every table's live rows in full (what a dbt staging view over the
+table costs), then compares the table with the generator's expected state.
+Figures of a contender whose tables disagree are void, so this runs after every
 benchmark. Comparisons are Spark set differences (both ways, duplicates
 counted), so they scale to --scale 10; a key counts once however many of
 its columns differ. Values are compared in `_expected/`'s text form.
-Run as `python -m lakehouse.bench.verify --expected DIR --ours DIR [...]`.
+Run as `python -m lakehouse.bench.verify --engine E --lake DIR --database D --expected DIR`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -18,8 +22,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ingestion.config import TableConfig, load_tables
-from ingestion.sources.landing import to_hadoop_uri
-from ingestion.spark import build_session
+from ingestion.settings import settings
+from lakehouse.bench import peers
 from lakehouse.bench.measure import report_result
 
 
@@ -66,56 +70,42 @@ def against_expected(spark: SparkSession, table: TableConfig, ours: DataFrame, p
     }
 
 
-def against_ours(table: TableConfig, ours: DataFrame, peer: DataFrame) -> dict:
-    """Peer vs ours: live rows, configured columns (a fixed-schema peer drops new ones)."""
-    columns = list(table.columns)
-    mine = _text_frame(ours.where("not _cdc_is_deleted"), columns, None)
-    theirs = _text_frame(peer.where("not _cdc_is_deleted"), columns, None)
-    return {
-        "live_rows": mine.count(),
-        "differing_keys": differing_keys(mine, theirs, list(table.key)),
-    }
+def read_seconds(state: DataFrame) -> float:
+    """Seconds to read the live rows in full (every column, no shortcut from statistics)."""
+    started = time.monotonic()
+    state.where("not _cdc_is_deleted").write.format("noop").mode("overwrite").save()
+    return round(time.monotonic() - started, 2)
+
+
+def check_table(spark: SparkSession, args: argparse.Namespace, table: TableConfig) -> dict:
+    """One table of one contender: its read time, then its state against the expected one."""
+    state = peers.read_state(spark, args.engine, Path(args.lake), table)
+    seconds = read_seconds(state)
+    found = against_expected(spark, table, state, Path(args.expected) / f"{table.name}.jsonl")
+    return {**found, "read_seconds": seconds}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--engine", required=True, choices=peers.ENGINES)
+    parser.add_argument("--lake", required=True, help="folder of the contender's databases")
+    parser.add_argument("--database", required=True)
     parser.add_argument("--expected", required=True, help="the generator's _expected folder")
-    parser.add_argument("--ours", required=True, help="our bronze database folder")
-    parser.add_argument("--streamer", help="the peer's database folder, when it ran")
     parser.add_argument("--ceiling", help="the ceiling's Parquet folder, to count its rows")
     args = parser.parse_args()
 
-    spark = build_session("lakehouse-bench-verify")
-    tables: dict[str, dict] = {}
-    ceiling_rows = 0
-    for table in load_tables().values():
-        ours = spark.read.format("hudi").load(to_hadoop_uri(f"{args.ours}/{table.name}"))
-        found = {
-            "expected": against_expected(
-                spark, table, ours, Path(args.expected) / f"{table.name}.jsonl"
-            )
-        }
-        if args.streamer:
-            peer = spark.read.format("hudi").load(to_hadoop_uri(f"{args.streamer}/{table.name}"))
-            found["streamer"] = against_ours(table, ours, peer)
-        if args.ceiling:
-            ceiling_rows += spark.read.parquet(f"{args.ceiling}/{table.name}").count()
-        tables[table.name] = found
-    spark.stop()
-    report_result(
-        {
-            "tables": tables,
-            "ours_matches_expected": all(
-                t["expected"]["differing_keys"] == 0 for t in tables.values()
-            ),
-            "streamer_matches_ours": (
-                all(t["streamer"]["differing_keys"] == 0 for t in tables.values())
-                if args.streamer
-                else None
-            ),
-            "ceiling_rows": ceiling_rows if args.ceiling else None,
-        }
+    conf = settings()
+    spark = peers.session(
+        conf, args.engine, Path(args.lake), f"lakehouse-bench-verify-{args.engine}"
     )
+    tables = {
+        t.name: check_table(spark, args, t) for t in load_tables(database=args.database).values()
+    }
+    ceiling_rows = None
+    if args.ceiling:
+        ceiling_rows = sum(spark.read.parquet(f"{args.ceiling}/{name}").count() for name in tables)
+    spark.stop()
+    report_result({"tables": tables, "ceiling_rows": ceiling_rows})
 
 
 if __name__ == "__main__":
