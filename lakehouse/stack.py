@@ -297,8 +297,13 @@ def down(conf: Settings | None = None, log: Callable[[str], None] = print) -> No
 def status(conf: Settings | None = None, log: Callable[[str], None] = print) -> bool:
     """Report each service and run the health query; True only if all are healthy."""
     conf = conf or settings()
+    return report(services(conf), conf, conf.thrift_host, log)
+
+
+def report(running: list[Service], conf: Settings, host: str, log: Callable[[str], None]) -> bool:
+    """Each service's process and health check, a line each; True only if all are healthy."""
     healthy = True
-    for service in services(conf):
+    for service in running:
         pid = running_pid(service, conf)
         if pid is None:
             log(f"{service.name}: down")
@@ -306,7 +311,7 @@ def status(conf: Settings | None = None, log: Callable[[str], None] = print) -> 
             continue
         try:
             service.health()
-            log(f"{service.name}: up (pid {pid}) on {conf.thrift_host}:{service.port}")
+            log(f"{service.name}: up (pid {pid}) on {host}:{service.port}")
         except Exception as error:
             log(f"{service.name}: running (pid {pid}) but unhealthy: {error}")
             healthy = False

@@ -232,19 +232,7 @@ def down(conf: Settings | None = None, log: Callable[[str], None] = print) -> No
 def status(conf: Settings | None = None, log: Callable[[str], None] = print) -> bool:
     """Each process and its health, then each connector's state; True if all are fine."""
     conf = conf or settings()
-    healthy = True
-    for service in services(conf):
-        pid = stack.running_pid(service, conf)
-        if pid is None:
-            log(f"{service.name}: down")
-            healthy = False
-            continue
-        try:
-            service.health()
-            log(f"{service.name}: up (pid {pid}) on {LOOPBACK}:{service.port}")
-        except Exception as error:
-            log(f"{service.name}: running (pid {pid}) but unhealthy: {error}")
-            healthy = False
+    healthy = stack.report(services(conf), conf, LOOPBACK, log)
     if healthy:
         for name, state in connectors.states(conf).items():
             log(f"connector {name}: {state}")

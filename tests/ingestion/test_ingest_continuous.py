@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,7 @@ from ingestion.sources.landing import parse_file_name
 from lakehouse.bench.staging import Landing, open_landing, stage
 
 from .bronze import differences, expected, make_landing, settings_for, spark_rows
-from .test_ingest_crash import in_flight, kill_when, timeline
+from .test_ingest_crash import in_flight, kill_when, start_ingest, timeline
 
 DEADLINE_SECONDS = 600  # a busy shared machine: generous, and every wait polls
 
@@ -30,22 +29,15 @@ TABLE, KEY, TOPIC = "sales", "salesid", "tickit.ecomm.sale"
 
 
 def start_service(landing: Path, lake: Path, database: str, health: Path) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "LAKEHOUSE_LANDING": str(landing),
-        "LAKEHOUSE_LAKE": str(lake),
-        "LAKEHOUSE_BRONZE_DATABASE": database,
-        "LAKEHOUSE_INGEST_POLL_SECONDS": "0.5",
-        "LAKEHOUSE_INGEST_MIN_SYNC_SECONDS": "1",
-        "LAKEHOUSE_INGEST_HEALTH_FILE": str(health),
-    }
-    command = [sys.executable, "-m", "lakehouse.cli", "ingest", "--continuous", "--tables", TABLE]
-    return subprocess.Popen(
-        command,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    module = ["lakehouse.cli", "ingest", "--continuous", "--tables", TABLE]
+    return start_ingest(
+        landing,
+        lake,
+        database,
+        module=module,
+        ingest_poll_seconds="0.5",
+        ingest_min_sync_seconds="1",
+        ingest_health_file=str(health),
     )
 
 

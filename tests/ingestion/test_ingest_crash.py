@@ -64,13 +64,23 @@ def metadata_update_in_flight(conf, database: str) -> bool:
 
 
 def start_ingest(
-    landing: Path, lake: Path, database: str, table: str = "sales", module: list[str] | None = None
+    landing: Path,
+    lake: Path,
+    database: str,
+    table: str = "sales",
+    module: list[str] | None = None,
+    **settings: str,
 ) -> subprocess.Popen:
+    """`lakehouse ingest` (or `module`) of one table in a process group of its own.
+
+    `settings` are extra LAKEHOUSE_* variables, e.g. ingest_poll_seconds="0.5".
+    """
     env = {
         **os.environ,
         "LAKEHOUSE_LANDING": str(landing),
         "LAKEHOUSE_LAKE": str(lake),
         "LAKEHOUSE_BRONZE_DATABASE": database,
+        **{f"LAKEHOUSE_{name.upper()}": value for name, value in settings.items()},
     }
     command = [sys.executable, "-m", *(module or ["lakehouse.cli", "ingest", "--tables", table])]
     # Its own process group, so one kill takes the Python driver and its JVM at once.
