@@ -41,12 +41,12 @@ MART_KEYS = {
 }
 
 
-def dbt(args: list[str], target_path: Path, target: str = "local") -> dict:
+def dbt(args: list[str], target_path: Path, target: str = "local", conf=None) -> dict:
     """Run dbt on a target (the Thrift server by default); return its run results.
 
     Fails the test when dbt exits non-zero or any node errors or fails.
     """
-    result = run_dbt([*args, "--target-path", str(target_path)], target=target)
+    result = run_dbt([*args, "--target-path", str(target_path)], conf=conf, target=target)
     results = json.loads((target_path / "run_results.json").read_text())
     failed = [r["unique_id"] for r in results["results"] if r["status"] in ("error", "fail")]
     assert result.returncode == 0 and not failed, failed
