@@ -255,7 +255,13 @@ def _bench(args: argparse.Namespace) -> int:
 
         ran = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
         return 0 if ran.valid else 1
-    if args.bench_command == "latency":
+    if args.bench_command == "latency" and args.live:
+        from lakehouse.bench.live_latency import run_live_latency_bench
+
+        results = run_live_latency_bench(
+            args.scale, args.rate, args.minutes, args.results, output.say
+        )
+    elif args.bench_command == "latency":
         from lakehouse.bench.latency import run_latency_bench
 
         results = run_latency_bench(args.scale, args.rate, args.minutes, args.results, output.say)
@@ -286,8 +292,18 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
         "latency", help="continuous ingestion: seconds from a landed change to the Thrift server"
     )
     latency.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
-    latency.add_argument("--rate", type=int, default=1000, help="change events landed per second")
-    latency.add_argument("--minutes", type=float, default=5.0, help="minutes of landing changes")
+    latency.add_argument(
+        "--rate",
+        type=int,
+        default=1000,
+        help="change events landed per second (with --live: workload transactions per second)",
+    )
+    latency.add_argument("--minutes", type=float, default=5.0, help="minutes of changes")
+    latency.add_argument(
+        "--live",
+        action="store_true",
+        help="from a commit in PostgreSQL or MariaDB through Debezium and Kafka (the live chain)",
+    )
     for sub in (ingest, dbt, latency):
         sub.add_argument(
             "--results", type=Path, help="results folder (default: .lakehouse/bench-results)"

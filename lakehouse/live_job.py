@@ -12,16 +12,14 @@ import json
 import os
 import time
 from collections.abc import Callable
-from contextlib import closing
 
 from ingestion.errors import UserError
 from ingestion.settings import settings
 from ingestion.spark import build_session
 from lakehouse import stack
-from lakehouse.cdc import chain, markers, sql
+from lakehouse.cdc import chain, markers
 from lakehouse.cdc.generate import GenerateOptions, generate
-from lakehouse.cdc.generate.tickit import LISTING
-from lakehouse.cdc.load import connect, load
+from lakehouse.cdc.load import load, loaded
 from lakehouse.cdc.workload import WorkloadOptions, run_workload
 from lakehouse.main_job import closing_message
 from lakehouse.scheduler.run import run_job
@@ -29,18 +27,6 @@ from lakehouse.services import dashboard_server, docs_site
 
 LIVE_KINDS = {"ems": "kafka", "ecomm": "kafka"}
 WORKLOAD_TRANSACTIONS = 200
-
-
-def _loaded() -> bool:
-    """True when `cdc load` has run (the listing table exists in MariaDB)."""
-    dialect = sql.dialect_of(LISTING)
-    with closing(connect(settings(), LISTING)) as connection, connection.cursor() as cursor:
-        cursor.execute(
-            "select count(*) from information_schema.tables "
-            "where table_schema = %s and table_name = %s",
-            (dialect.prefix, LISTING.source_table),
-        )
-        return cursor.fetchone()[0] > 0
 
 
 def run_live_job(scale: float, log: Callable[[str], None] = print) -> int:
@@ -53,7 +39,7 @@ def run_live_job(scale: float, log: Callable[[str], None] = print) -> int:
     stack.up(conf, log=log)
     chain.up(conf, log=log)
     log(f"2/5 TICKIT tables in PostgreSQL and MariaDB at scale {scale}, then a workload")
-    if not _loaded():
+    if not loaded(conf):
         load(scale, seed=GenerateOptions().seed, conf=conf, log=log)
     run_workload(WorkloadOptions(transactions=WORKLOAD_TRANSACTIONS), conf, log)
     log("3/5 crm (SQL Server) from generated files")

@@ -70,11 +70,39 @@ def generate_changes(out: Path, scale: float, events: int) -> Landing:
     return open_landing(out)
 
 
-class Prober:
-    """Asks the Thrift server, every round, which pending samples are visible yet."""
+def visible_from_file(conf: Settings, table: str, samples: list[Sample]) -> set[int]:
+    """Indexes of the samples whose key's bronze row comes from their file or a later one."""
+    column = samples[0].key_column
+    keys = ", ".join(repr(s.key) if isinstance(s.key, str) else str(s.key) for s in samples)
+    sql = (
+        f"select `{column}`, _cdc_source_file from {DATABASE}.`{table}` "
+        f"where `{column}` in ({keys})"
+    )
+    try:
+        rows = thrift_client.execute(sql, conf).rows
+    except thrift_client.QueryFailed:  # not registered yet
+        return set()
+    offsets = {}
+    for key, source_file in rows:
+        parsed = parse_file_name(source_file or "", samples[0].topic)
+        offsets[key] = parsed.offset if parsed else -1
+    return {i for i, s in enumerate(samples) if offsets.get(s.key, -1) >= s.file_offset}
 
-    def __init__(self, conf: Settings) -> None:
+
+Visibility = Callable[[Settings, str, list[Sample]], set[int]]
+
+
+class Prober:
+    """Asks the Thrift server, every round, which pending samples are visible yet.
+
+    `visible` says which of a table's samples show: by landing file here, by key
+    for the live chain (live_latency.py). A sample's `landed_at` is when its
+    change was made (file landed, or source transaction committed).
+    """
+
+    def __init__(self, conf: Settings, visible: Visibility = visible_from_file) -> None:
         self.conf = conf
+        self.visible = visible
         self.pending: list[Sample] = []
         self.latencies: list[float] = []
         self.unseen = 0
@@ -91,24 +119,6 @@ class Prober:
         with self.lock:
             return len(self.pending)
 
-    def _visible(self, table: str, samples: list[Sample]) -> set[int]:
-        """Indexes of the samples whose key's bronze row comes from their file or a later one."""
-        column = samples[0].key_column
-        keys = ", ".join(repr(s.key) if isinstance(s.key, str) else str(s.key) for s in samples)
-        sql = (
-            f"select `{column}`, _cdc_source_file from {DATABASE}.`{table}` "
-            f"where `{column}` in ({keys})"
-        )
-        try:
-            rows = thrift_client.execute(sql, self.conf).rows
-        except thrift_client.QueryFailed:  # not registered yet
-            return set()
-        offsets = {}
-        for key, source_file in rows:
-            parsed = parse_file_name(source_file or "", samples[0].topic)
-            offsets[key] = parsed.offset if parsed else -1
-        return {i for i, s in enumerate(samples) if offsets.get(s.key, -1) >= s.file_offset}
-
     def probe_once(self) -> None:
         started = time.monotonic()
         with self.lock:
@@ -118,7 +128,7 @@ class Prober:
             by_table.setdefault(sample.table, []).append(sample)
         seen: set[Sample] = set()
         for table, samples in by_table.items():
-            visible = self._visible(table, samples)
+            visible = self.visible(self.conf, table, samples)
             now = time.monotonic()
             for index in visible:
                 self.latencies.append(now - samples[index].landed_at)
@@ -145,19 +155,24 @@ class Prober:
         self.thread.join()
 
 
-def start_service(work: Path, health: Path) -> subprocess.Popen:
+def start_service(
+    work: Path, health: Path, env: dict[str, str] | None = None, tables: str = ""
+) -> subprocess.Popen:
     """`lakehouse ingest --continuous` over the bench's landing zone and lake."""
-    env = {
+    environment = {
         **process_env(),
         "LAKEHOUSE_LANDING": str(work / "landing"),
         "LAKEHOUSE_LAKE": str(work / "lake"),
         "LAKEHOUSE_BRONZE_DATABASE": DATABASE,
         "LAKEHOUSE_INGEST_HEALTH_FILE": str(health),
+        **(env or {}),
     }
     log = (work / "logs" / "service.log").open("wb")
     return subprocess.Popen(
-        python_module("lakehouse.cli", "ingest", "--continuous"),
-        env=env,
+        python_module(
+            "lakehouse.cli", "ingest", "--continuous", *(["--tables", tables] if tables else [])
+        ),
+        env=environment,
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
@@ -218,7 +233,7 @@ def percentile(values: list[float], fraction: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))], 2)
 
 
-def _stop_service(service: subprocess.Popen) -> int:
+def stop_service(service: subprocess.Popen) -> int:
     """SIGTERM, as a scheduler stops it: the service finishes its commits and exits 0."""
     service.send_signal(signal.SIGTERM)
     try:
@@ -241,7 +256,7 @@ def _verify(landing: Landing, work: Path) -> dict[str, Any]:
     return {"ours_matches_expected": check.matches, "difference": check.difference()}
 
 
-def _caught_up_after(moment: str) -> Callable[[dict], bool]:
+def caught_up_after(moment: str) -> Callable[[dict], bool]:
     """The service polled and found nothing new after `moment` (health times are ISO UTC)."""
     return lambda health: bool(health.get("caught_up_at")) and health["caught_up_at"] > moment
 
@@ -259,7 +274,7 @@ def _stream(
     started = time.monotonic()
     landed = land(stream, SinkWriter(work / "landing"), prober, rate, keys)
     drained = wait_health(
-        work / "health.json", service, _caught_up_after(now_text()), DRAIN_DEADLINE
+        work / "health.json", service, caught_up_after(now_text()), DRAIN_DEADLINE
     )
     stream_seconds = time.monotonic() - started
     ends = time.monotonic() + PROBE_TIMEOUT
@@ -284,11 +299,11 @@ def measure(
         service = start_service(work, health)
         with PeakSampler([service.pid]) as memory, PeakSampler([thrift_pid]) as thrift:
             log(f"snapshot: {landing.events(0):,} events, waiting for the service to apply it")
-            before = wait_health(health, service, _caught_up_after(""), SNAPSHOT_DEADLINE)
+            before = wait_health(health, service, caught_up_after(""), SNAPSHOT_DEADLINE)
             log(f"landing change records at {rate}/s, about {minutes:g} min")
             with Prober(conf) as prober:
                 streamed = _stream(work, landing, service, prober, rate)
-            returncode = _stop_service(service)
+            returncode = stop_service(service)
     log(f"landed {streamed['records']:,} records in {streamed['seconds']:.0f} s")
     return {
         **streamed,

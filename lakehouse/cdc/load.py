@@ -48,6 +48,13 @@ def _exists(connection: Any, dialect: sql.Dialect, table: Table) -> bool:
     return found
 
 
+def loaded(conf: Settings) -> bool:
+    """True when `cdc load` has run: its last table exists."""
+    last = live_tables()[-1]
+    with closing(connect(conf, last)) as connection:
+        return _exists(connection, sql.dialect_of(last), last)
+
+
 def load_table(conf: Settings, table: Table, rows: dict[int, list]) -> None:
     """Create one table and insert its rows, a committed transaction per chunk."""
     dialect = sql.dialect_of(table)

@@ -13,6 +13,7 @@ reference table (as the generator does).
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -219,15 +220,24 @@ def _special(
 
 
 def run_workload(
-    options: WorkloadOptions, conf: Settings | None = None, log: Callable[[str], None] = print
+    options: WorkloadOptions,
+    conf: Settings | None = None,
+    log: Callable[[str], None] = print,
+    state_read: threading.Event | None = None,
 ) -> WorkloadSummary:
-    """Run the transactions at the rate (none between them for `--transactions`)."""
+    """Run the transactions at the rate (none between them for `--transactions`).
+
+    `state_read` is set once the databases' rows are read: rows written after
+    that (a benchmark's probes) are not the workload's to change.
+    """
     conf = conf or settings()
     connections = {"ems": connect(conf, CATEGORY), "ecomm": connect(conf, DATE)}
     summary = WorkloadSummary()
     started = time.monotonic()
     try:
         db = read_state(connections)
+        if state_read is not None:
+            state_read.set()
         mutator, rng = Mutator(db, random.Random(options.seed)), random.Random(options.seed + 1)
         paced = options.minutes is not None
         with ProgressBar(options.total) as advance:
