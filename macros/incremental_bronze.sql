@@ -37,7 +37,8 @@
     {%- if not execute %}{{ return("'0'") }}{% endif -%}
     {%- set completed = [] -%}
     {%- set pending = [] -%}
-    {%- for node in graph.sources.values() if node.source_name == 'tickit' -%}
+    {#- A unit test's graph has no sources: its horizon is '0', it reads no table. -#}
+    {%- for node in graph.get('sources', {}).values() if node.source_name == 'tickit' -%}
         {%- set timeline = run_query(
             "call show_timeline(table => '" ~ node.schema ~ "." ~ node.identifier ~ "')"
         ) -%}

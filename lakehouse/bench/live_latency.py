@@ -195,7 +195,7 @@ def measure(
                     drain(writer, prober, service, health)
                 after = json.loads(health.read_text())
                 returncode = stop_service(service)
-        counts = live_counts(conf)
+            counts = live_counts(conf)
     finally:
         writer.delete_all()
         writer.close()
