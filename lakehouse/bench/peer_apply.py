@@ -116,8 +116,14 @@ def table_exists(peer: Peer, lake: Path, table: TableConfig) -> bool:
 
 
 def merge(spark: SparkSession, peer: Peer, lake: Path, table: TableConfig, files: list[str]):
-    """Delta or Iceberg: latest change per key, then MERGE INTO (or create, the first time)."""
-    rows = latest_per_key(decoded_changes(spark, table, files), table)
+    """Delta or Iceberg: latest change per key, then MERGE INTO (or create, the first time).
+
+    The batch is materialized first (`localCheckpoint`): a MERGE reads its source
+    more than once, and Iceberg's copy-on-write rewrite refuses a source whose
+    plan is not deterministic (the decoder numbers lines with
+    monotonically_increasing_id).
+    """
+    rows = latest_per_key(decoded_changes(spark, table, files), table).localCheckpoint()
     if not table_exists(peer, lake, table):
         create(peer, lake, table, rows)
         return
