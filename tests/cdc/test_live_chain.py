@@ -323,5 +323,5 @@ def test_dbt_build_passes_on_the_live_bronze(spark, live_chain: Live, tmp_path: 
     build = dataclasses.replace(conf, bronze_database=DATABASE, **schemas)
     results = dbt(["build"], tmp_path / "target", conf=build)
     statuses = {r["status"] for r in results["results"]}
-    assert statuses <= {"success", "pass"}, statuses
+    assert statuses <= {"success", "pass", "no-op"}, statuses  # no-op: the exposures
     assert len(results["results"]) > 300  # every model and data test, none skipped
