@@ -9,6 +9,7 @@ in flight. Each is found by polling the Hudi timeline, then the job is killed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -93,14 +94,19 @@ def start_ingest(
     )
 
 
-def signal_when(process: subprocess.Popen, ready: Callable[[], bool], signum: int) -> None:
-    """Send `signum` to the job's process group the moment `ready()` holds.
+def signal_when(
+    process: subprocess.Popen, ready: Callable[[], bool], signum: int, may_finish: bool = False
+) -> bool:
+    """Send `signum` to the job's process group the moment `ready()` holds: True.
 
-    A failed wait kills the job, so it leaves no writer behind.
+    False when the job finished cleanly first and `may_finish`; otherwise that
+    fails the test. A failed wait kills the job, so it leaves no writer behind.
     """
     deadline = time.monotonic() + DEADLINE_SECONDS
     try:
         while not ready():
+            if may_finish and process.poll() == 0:
+                return False
             assert process.poll() is None, "the job finished before the crash point"
             assert time.monotonic() < deadline, "crash point not reached in time"
             time.sleep(0.02)
@@ -110,6 +116,7 @@ def signal_when(process: subprocess.Popen, ready: Callable[[], bool], signum: in
         process.wait(timeout=60)
         raise
     os.killpg(process.pid, signum)
+    return True
 
 
 def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
@@ -127,14 +134,22 @@ CRASH_POINTS = {
     "bronze write in flight": lambda c, d: has(timeline(c, d, "sales"), ".inflight"),
     "metadata table update in flight": metadata_update_in_flight,
 }
+# Settings per crash point: a metadata table needs the record-level index, which a
+# table this small goes without below record_index_min_mb (hudi_writer.use_record_index).
+POINT_SETTINGS: dict[str, dict[str, int]] = {
+    "metadata table update in flight": {"record_index_min_mb": 0}
+}
 
 
 @pytest.mark.parametrize("point", list(CRASH_POINTS))
 def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, point: str) -> None:
     landing = make_landing(tmp_path / "landing", change_batches=2)
-    conf = settings_for(landing, tmp_path / "lake")
+    extra = POINT_SETTINGS.get(point, {})
+    conf = dataclasses.replace(settings_for(landing, tmp_path / "lake"), **extra)
     database = "crash_" + str(list(CRASH_POINTS).index(point))
-    process = start_ingest(landing, tmp_path / "lake", database)
+    process = start_ingest(
+        landing, tmp_path / "lake", database, **{k: str(v) for k, v in extra.items()}
+    )
     kill_when(process, lambda: CRASH_POINTS[point](conf, database))
 
     results = run_ingest(spark, conf, bronze_tables(database, ("sales",)))
@@ -148,8 +163,12 @@ def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, po
 
 
 def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Path) -> None:
-    """The snapshot's bulk insert is a commit, four runs add four delta commits; the sixth
-    run's delta commit is the fifth, after which it compacts inline (hudi_writer.py)."""
+    """A merge-on-read table compacts inline once it has 5 delta commits (hudi_writer.py).
+
+    The snapshot's bulk insert is a commit and four runs add four delta commits;
+    then runs of one more batch each, in a process of their own, until one
+    starts compacting, killed -9 at that moment.
+    """
     landing, lake, database = tmp_path / "landing", tmp_path / "lake", "crash_compaction"
     conf = settings_for(landing, lake)
     mor = bronze_tables(database, ("sales",), table_type="mor")
@@ -157,18 +176,28 @@ def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Pa
         make_landing(landing, change_batches=batches)
         assert run_ingest(spark, conf, mor)["sales"].committed
     assert not in_flight(timeline(conf, database, "sales"), "compaction")
-    make_landing(landing, change_batches=5)
     command = ["tests.ingestion.run_ingest", database, "sales", "table_type=mor"]
-    process = start_ingest(landing, lake, database, module=command)
-    kill_when(process, lambda: bool(in_flight(timeline(conf, database, "sales"), "compaction")))
+
+    def compacting() -> bool:
+        return bool(in_flight(timeline(conf, database, "sales"), "compaction"))
+
+    for batches in range(5, 8):
+        make_landing(landing, change_batches=batches)
+        process = start_ingest(landing, lake, database, module=command)
+        if signal_when(process, compacting, signal.SIGKILL, may_finish=True):
+            process.wait(timeout=60)
+            break
+    else:
+        pytest.fail("no run compacted within three delta commits past the fifth")
 
     assert in_flight(timeline(conf, database, "sales"), "compaction")
     # The killed run's delta commit was done; a next batch gives the rerun a write to
     # make, after which the inline table services finish the compaction.
-    make_landing(landing, change_batches=6)
+    make_landing(landing, change_batches=batches + 1)
     assert run_ingest(spark, conf, mor)["sales"].committed
     assert not in_flight(timeline(conf, database, "sales"), "compaction")
-    assert has(timeline(conf, database, "sales"), ".commit")  # a completed compaction
+    # The snapshot's commit and the completed compaction's.
+    assert len(list(timeline(conf, database, "sales").glob("*_*.commit"))) == 2
     rows = spark_rows(spark, conf, database, "sales")
     assert differences(rows, expected(landing, "sales"), "salesid") == []
     changelog = spark_rows(spark, conf, database, "sales_changelog")
