@@ -383,6 +383,24 @@ def markdown(results: dict) -> str:
     )
 
 
+def publish(
+    results: dict[str, Any],
+    markdown_of: Callable[[dict[str, Any]], str],
+    name: str,
+    started: float,
+    load_before: float,
+    results_dir: Path | None,
+) -> Path:
+    """The run's seconds and starting load into the results, written and printed as Markdown."""
+    results["seconds"] = round(time.monotonic() - started, 1)
+    results["load_average_before"] = load_before
+    text = markdown_of(results)
+    path = report.write(name, results, text, results_dir)
+    results["results_file"] = str(path)
+    console.print(text, markup=False, soft_wrap=True)
+    return path
+
+
 def run_latency_bench(
     scale: float,
     rate: int,
@@ -403,12 +421,9 @@ def run_latency_bench(
     measured = measure(conf, landing, work, rate, minutes, log)
     log("final state check")
     results = figures(scale, rate, minutes, measured, _verify(landing, work))
-    results["seconds"] = round(time.monotonic() - started, 1)
-    results["load_average_before"] = load_before
-    text = markdown(results)
-    path = report.write(f"latency-scale{scale:g}-rate{rate}", results, text, results_dir)
-    results["results_file"] = str(path)
-    console.print(text, markup=False, soft_wrap=True)
+    path = publish(
+        results, markdown, f"latency-scale{scale:g}-rate{rate}", started, load_before, results_dir
+    )
     lat = results["latency_seconds"]
     log(
         f"bench latency done in {results['seconds']:.0f}s: p50 {lat['p50']} s, p95 {lat['p95']} s, "

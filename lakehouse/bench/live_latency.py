@@ -37,6 +37,7 @@ from lakehouse.bench.latency import (
     Prober,
     caught_up_after,
     percentile,
+    publish,
     start_service,
     stop_service,
     wait_health,
@@ -44,11 +45,11 @@ from lakehouse.bench.latency import (
 from lakehouse.bench.latency_feed import Sample
 from lakehouse.bench.memory import PeakSampler
 from lakehouse.cdc import chain, sql
+from lakehouse.cdc.generate import GenerateOptions
 from lakehouse.cdc.generate.tickit import EVENT, LISTING, Table
 from lakehouse.cdc.load import connect, live_tables, load, loaded
 from lakehouse.cdc.workload import WorkloadOptions, WorkloadSummary, run_workload
 from lakehouse.live_job import LIVE_KINDS
-from lakehouse.output import console
 
 DATABASE = "bench_latency_live"
 # One per database (PostgreSQL, MariaDB), with integer keys. A probe copies the
@@ -292,15 +293,11 @@ def run_live_latency_bench(
         fresh(work / folder)
     chain.up(conf, log=log)
     if not loaded(conf):
-        load(scale, seed=42, conf=conf, log=log)
+        load(scale, seed=GenerateOptions().seed, conf=conf, log=log)
     options = WorkloadOptions(rate=rate, minutes=minutes)
     results = figures(scale, options, measure(conf, work, options, log))
-    results["seconds"] = round(time.monotonic() - started, 1)
-    results["load_average_before"] = load_before
-    text = markdown(results)
-    path = report.write(f"latency-live-scale{scale:g}-rate{rate:g}", results, text, results_dir)
-    results["results_file"] = str(path)
-    console.print(text, markup=False, soft_wrap=True)
+    name = f"latency-live-scale{scale:g}-rate{rate:g}"
+    path = publish(results, markdown, name, started, load_before, results_dir)
     lat = results["latency_seconds"]
     log(
         f"bench latency --live done in {results['seconds']:.0f}s: p50 {lat['p50']} s, "
