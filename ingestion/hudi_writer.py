@@ -108,6 +108,8 @@ def bronze_options(
         **_index_options(table, record_index),
     }
     if table.table_type == "mor":
+        # Compacts log files; a batch with inserts into a small base file rewrites it
+        # instead (Hudi's small-file handling), so a small table has none to compact.
         options["hoodie.compact.inline"] = "true"
         options["hoodie.compact.inline.max.delta.commits"] = "5"
     return options

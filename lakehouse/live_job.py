@@ -45,7 +45,7 @@ def run_live_job(scale: float, log: Callable[[str], None] = print) -> int:
     log("3/5 crm (SQL Server) from generated files")
     generate(GenerateOptions(out=conf.landing, scale=scale, change_batches=0))
     spark = build_session("lakehouse-live")
-    seconds = markers.wait_published(spark, conf, markers.write_markers(conf))
+    seconds = markers.wait_published(spark, conf, markers.write_markers(conf), log=log)
     log(f"  every change is in Kafka ({seconds:.1f}s after the last commit)")
     log("4/5 the daily job: ingest (ems, ecomm from Kafka), freshness, dbt build, docs")
     record = run_job("daily", conf, log, spark=spark)

@@ -210,7 +210,7 @@ def up(conf: Settings | None = None, log: Callable[[str], None] = print) -> None
             databases.create_source_databases(conf)
     for name in connectors.register_all(conf):
         log(f"connector {name}: registered")
-    connectors.wait_running(conf, deadline)
+    connectors.wait_running(conf, deadline, log)
     log("connectors: running")
 
 

@@ -10,6 +10,7 @@ how long the connectors take, and the wait is the chain's capture latency.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import closing
 
 from pyspark.sql import SparkSession
@@ -17,7 +18,7 @@ from pyspark.sql import functions as F
 
 from ingestion.settings import Settings
 from ingestion.sources.kafka import KafkaSource
-from lakehouse.cdc import databases
+from lakehouse.cdc import connectors, databases
 from lakehouse.stack import StackError
 
 TABLE = "lakehouse_marker"
@@ -48,12 +49,22 @@ def _published(spark: SparkSession, conf: Settings, topic: str, token: int) -> b
 
 
 def wait_published(
-    spark: SparkSession, conf: Settings, markers: dict[str, int], timeout: float = 120
+    spark: SparkSession,
+    conf: Settings,
+    markers: dict[str, int],
+    timeout: float = 120,
+    log: Callable[[str], None] = print,
 ) -> float:
-    """Poll Kafka until every marker is there; return the seconds it took."""
+    """Poll Kafka until every marker is there; return the seconds it took.
+
+    A connector task that fails meanwhile (a broker restart can do that) is
+    restarted, or the wait would only run out: connectors.Restarter.
+    """
     started = time.monotonic()
     waiting = dict(markers)
+    restarter = connectors.Restarter(conf, log)
     while waiting:
+        restarter.check(connectors.states(conf))
         waiting = {t: k for t, k in waiting.items() if not _published(spark, conf, t, k)}
         if waiting and time.monotonic() - started > timeout:
             raise StackError(
