@@ -110,22 +110,16 @@ MAX_RESTARTS = 3
 RESTART_GRACE = 10.0
 
 
-def restart_failed(conf: Settings, names: list[str], log: Callable[[str], None]) -> None:
-    """Restart the failed tasks of `names`: Connect never restarts a failed task by itself.
+class Restarter:
+    """Restarts failed tasks during one wait, at most MAX_RESTARTS times, then fails.
 
-    Debezium's MariaDB 3.2 task (the newest Maven Central serves whole) can die
-    when the worker restarts it after a broker restart: `DebeziumOpenLineageEmitter
-    not initialized`, a race with the old task's shutdown that later Debezium
+    Connect never restarts a failed task by itself, and Debezium's MariaDB 3.2
+    task (the newest Maven Central serves whole) can die when the worker
+    restarts it after a broker restart: `DebeziumOpenLineageEmitter not
+    initialized`, a race with the old task's shutdown that later Debezium
     versions fixed (DBZ-9524). Its offsets are in Kafka, so a restart resumes
     where it stopped.
     """
-    for name in names:
-        log(f"connector {name}: task failed ({task_trace(conf, name)}); restarting it")
-        _request(conf, "POST", f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
-
-
-class Restarter:
-    """Restarts failed tasks during one wait, at most MAX_RESTARTS times, then fails."""
 
     def __init__(self, conf: Settings, log: Callable[[str], None]) -> None:
         self.conf, self.log, self.restarts = conf, log, 0
@@ -143,7 +137,11 @@ class Restarter:
             )
         self.restarts += 1
         self.quiet_until = time.monotonic() + RESTART_GRACE
-        restart_failed(self.conf, names, self.log)
+        for name in names:
+            trace = task_trace(self.conf, name)
+            self.log(f"connector {name}: task failed ({trace}); restarting it")
+            path = f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true"
+            _request(self.conf, "POST", path)
 
 
 def wait_running(conf: Settings, deadline: float, log: Callable[[str], None] = print) -> None:

@@ -1,7 +1,7 @@
 """Failed connector tasks are restarted, a few times, then reported with their trace.
 
 Connect never restarts a failed task by itself, and Debezium's MariaDB 3.2 task
-can die after a broker restart (connectors.restart_failed); the live chain's
+can die after a broker restart (connectors.Restarter); the live chain's
 test cannot make that race happen on demand. These tests run the project's
 REST client against a loopback stand-in for Connect's status and restart
 endpoints, whose task fails the way that one does.
