@@ -45,25 +45,38 @@ deleted_records as (
 
 ),
 
+-- the join is computed once: the rows committed since the last run's
+-- horizon are the batch itself
 changed_rows as (
 
     select
         {{ key_column }},
-        bronze_commit_time,
-        false as is_deleted_in_bronze
+        {%- for column in columns %}
+        {{ column }},
+        {%- endfor %}
+        false as is_deleted_in_bronze,
+        bronze_commit_time
     from fact_rows
     where bronze_commit_time > {{ bronze_watermark() }}
 
 ),
 
 -- only keys still in the table: a deletion applied by an earlier run is
--- not merged again
+-- not merged again. Its ordering value is never older than the stored
+-- row's (a row merged from a read that ran while the deletion's commit was
+-- in flight can carry a newer joined commit), so no table type can ignore
+-- the delete as stale (apache/hudi#19978 on merge-on-read).
 deleted_rows as (
 
     select
-        cast(deleted_records.record_id as int) as {{ key_column }},
-        deleted_records.bronze_commit_time,
-        true as is_deleted_in_bronze
+        current_rows.{{ key_column }},
+        {%- for column in columns %}
+        null as {{ column }},
+        {%- endfor %}
+        true as is_deleted_in_bronze,
+        greatest(
+            current_rows.bronze_commit_time, deleted_records.bronze_commit_time
+        ) as bronze_commit_time
     from deleted_records
     inner join {{ this }} as current_rows
         on deleted_records.record_id = current_rows.{{ key_column }}
@@ -85,10 +98,7 @@ batch as (
 
 batch as (
 
-    select
-        {{ key_column }},
-        bronze_commit_time
-    from fact_rows
+    select * from fact_rows
 
 ),
 
@@ -97,20 +107,18 @@ batch as (
 final as (
 
     select
-        {{ surrogate_key(['batch.' ~ key_column]) }} as {{ fact_key }},
-        batch.{{ key_column }},
+        {{ surrogate_key([key_column]) }} as {{ fact_key }},
+        {{ key_column }},
         {%- for column in columns %}
-        fact_rows.{{ column }},
+        {{ column }},
         {%- endfor %}
         {%- if is_incremental() %}
-        batch.is_deleted_in_bronze,
+        is_deleted_in_bronze,
         {%- endif %}
-        batch.bronze_commit_time,
+        bronze_commit_time,
         {{ horizon }} as bronze_read_horizon
 
     from batch
-    left join fact_rows
-        on batch.{{ key_column }} = fact_rows.{{ key_column }}
 
 )
 

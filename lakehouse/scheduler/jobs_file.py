@@ -74,6 +74,14 @@ def load_jobs(path: Path | None = None) -> dict[str, Job]:
     return jobs
 
 
+def build_args(job: Job) -> tuple[str, ...]:
+    """The arguments of the job's `dbt build` step after `build` (its test scope, say)."""
+    step = next((s for s in job.steps if s.run == "dbt" and s.args[:1] == ("build",)), None)
+    if step is None:
+        raise UserError(f"job '{job.name}' has no `dbt build` step")
+    return step.args[1:]
+
+
 def get_job(name: str, conf: Settings | None = None) -> Job:
     jobs = load_jobs((conf or settings()).jobs_file)
     if name not in jobs:

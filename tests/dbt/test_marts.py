@@ -3,9 +3,9 @@
 The session's `daily` job (tests/conftest.py) ingests one landing zone into
 the configured bronze database and runs `dbt build` and `docs generate` on the test stack; the
 marts are checked against figures worked out here, in plain Python, from
-`_expected/*.jsonl`. Then one more change batch, ingested while an incremental
-run reads bronze (one commit requested before that run and completed after it),
-a second incremental run, the same checks (deletes, SCD2 versions), and a
+`_expected/*.jsonl`. Then more change batches, ingested while incremental runs
+read bronze (two overlapping commits requested before a run and completed after
+it, one after the other), the same checks (deletes, SCD2 versions), and a
 full-refresh `dbt build` on the in-process `session` target that must pass and
 end in the same marts.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -25,6 +26,7 @@ from ingestion.settings import settings
 from lakehouse import stack
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.dbt_wrapper import run_dbt
+from lakehouse.scheduler.jobs_file import build_args, get_job
 
 from ..ingestion.bronze import expected, run_ingest, tables_for
 from ..ingestion.test_ingest_crash import in_flight, signal_when, start_ingest, timeline
@@ -120,25 +122,64 @@ def mart_contents() -> dict[str, list[tuple]]:
     return contents
 
 
-def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> None:
-    """The listing commit is requested first, completes last: after a dbt run.
+def hold_in_flight(conf, table: str) -> tuple[subprocess.Popen, str]:
+    """`lakehouse ingest` of one table, stopped (SIGSTOP) with its bronze commit in flight."""
+    process = start_ingest(Path(conf.landing), Path(conf.lake), conf.bronze_database, table)
+    folder = timeline(conf, conf.bronze_database, table)
+    signal_when(process, lambda: bool(in_flight(folder)), signal.SIGSTOP)
+    return process, in_flight(folder)[0]
 
-    Every other table commits (newer instants) while it is in flight, an
-    incremental run reads them, then the listing commit completes and the
-    next incremental run must still take its rows, though their instant is
-    older than rows already merged. Models only: the data tests ran in the
-    full build; this checks the merge path.
+
+def stored_horizon(mart: str) -> str:
+    return stack.query(f"select max(bronze_read_horizon) from {MARTS}.{mart}")[0][0]
+
+
+def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> dict:
+    """Two overlapping commits, both requested before an incremental run reads bronze.
+
+    The listing commit is requested first and the sales commit second; both
+    are held in flight while every other table commits (newer instants) and
+    a run reads. The sales commit completes and a second run reads while the
+    listing commit is still pending, so its read horizon stays below the
+    listing instant; the listing commit completes last, and a third run must
+    still take its rows, though their instant is older than rows already
+    merged. The first two are `dbt run` (the merge path); the third is the
+    hourly job's `dbt build`, whose run results are returned.
     """
-    listing = start_ingest(Path(conf.landing), Path(conf.lake), conf.bronze_database, "listing")
+    held: dict[str, subprocess.Popen] = {}
+    hourly = ["build", *build_args(get_job("hourly", conf))]
     try:
-        folder = timeline(conf, conf.bronze_database, "listing")
-        signal_when(listing, lambda: bool(in_flight(folder)), signal.SIGSTOP)
-        run_ingest(spark, conf, [t for t in tables if t.name != "listing"])
+        held["listing"], listing_instant = hold_in_flight(conf, "listing")
+        held["sales"], sales_instant = hold_in_flight(conf, "sales")
+        assert listing_instant < sales_instant
+        run_ingest(spark, conf, [t for t in tables if t.name not in held])
         dbt(["run"], root / "target")
+        for table, command in (("sales", ["run"]), ("listing", hourly)):
+            os.killpg(held[table].pid, signal.SIGCONT)
+            assert held.pop(table).wait(timeout=600) == 0
+            results = dbt(command, root / "target")
+            if table == "sales":
+                assert stored_horizon("fct_sales") < listing_instant
     finally:
-        os.killpg(listing.pid, signal.SIGCONT)
-    assert listing.wait(timeout=600) == 0
-    dbt(["run"], root / "target")
+        for process in held.values():
+            os.killpg(process.pid, signal.SIGCONT)
+    assert stored_horizon("fct_listings") >= listing_instant
+    return results
+
+
+def check_hourly_test_scope(results: dict, target: Path) -> None:
+    """The hourly build tested the marts (an incremental fact's merged rows only) and
+    the singular reconciliations; the views' and unit tests are the daily build's."""
+    nodes = json.loads((target / "manifest.json").read_text())["nodes"]
+    tested = [nodes[r["unique_id"]] for r in results["results"] if r["unique_id"] in nodes]
+    tested = [n for n in tested if n["resource_type"] == "test"]
+    assert {n["fqn"][1] for n in tested} == {"marts", "singular"}
+    assert not any(r["unique_id"].startswith("unit_test.") for r in results["results"])
+    scoped = [n for n in tested if n.get("attached_node") == "model.tickit_lakehouse.fct_sales"]
+    assert scoped and all(
+        "bronze_read_horizon = (select max(bronze_read_horizon)" in n["compiled_code"]
+        for n in scoped
+    )
 
 
 @pytest.fixture(scope="module")
@@ -190,8 +231,9 @@ def test_incremental_build_applies_changes_and_equals_a_full_refresh(built, spar
     landing, conf, tables, root, _ = built
     before = {r[0] for r in stack.query(f"select sale_id from {MARTS}.fct_sales")}
     generate(GenerateOptions(out=str(landing), scale=0.01, change_batches=3))
-    ingest_while_dbt_reads(spark, conf, tables, root)
+    hourly = ingest_while_dbt_reads(spark, conf, tables, root)
     check_marts(landing)
+    check_hourly_test_scope(hourly, root / "target")
 
     deleted = {r["salesid"] for r in expected(landing, "sales") if r["_deleted"]}
     assert deleted & before, "a sale deleted at the source must leave fct_sales"
