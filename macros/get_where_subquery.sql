@@ -1,28 +1,68 @@
 {% macro get_where_subquery(relation) -%}
     {#- dbt's `where` for data tests (the tested relation becomes a filtered
         subquery), plus one placeholder resolved when the test runs:
-        `__touched_rows__`, the rows the last run of an incremental model
-        wrote (touched_rows). dbt_project.yml puts it on the marts' tests. -#}
+        `__touched_rows__` tests the rows the last run of an incremental fact
+        wrote instead of the whole table (touched_rows). dbt_project.yml puts
+        it on the marts' tests. -#}
     {%- set where = config.get('where') -%}
     {%- if not where -%}
         {{ return(relation) }}
     {%- endif -%}
-    {%- set where = where | replace('__touched_rows__', touched_rows(relation)) -%}
-    {{ return('(select * from ' ~ relation ~ ' where ' ~ where ~ ') dbt_subquery') }}
+    {%- set tested = relation -%}
+    {%- if '__touched_rows__' in where -%}
+        {%- set tested = touched_rows(relation) -%}
+        {%- set where = where | replace('__touched_rows__', 'true') -%}
+    {%- endif -%}
+    {{ return('(select * from ' ~ tested ~ ' where ' ~ where ~ ') dbt_subquery') }}
+{%- endmacro %}
+
+
+{% macro touched_rows_relation(relation) -%}
+    {#- Where an incremental fact keeps the rows its last run wrote. -#}
+    {{ return(relation.incorporate(path={
+        'identifier': relation.identifier ~ '__touched'
+    })) }}
 {%- endmacro %}
 
 
 {% macro touched_rows(relation) -%}
-    {#- A predicate on `relation`: with the var tests_scope 'touched' (the
-        hourly job) on an incremental model outside a full refresh, the rows
-        that carry the newest read horizon, i.e. those the last run merged;
-        else every row. A full build writes one horizon on every row, so
-        the scoped test checks everything after it. -#}
+    {#- The relation a test of `relation` reads: with the var tests_scope
+        'touched' (the hourly job) on an incremental fact outside a full
+        refresh, the copy of the rows its last run wrote that the fact's
+        post-hook keeps (keep_touched_rows), when there is one; else the
+        relation itself. A full refresh drops the copy: every row is new. -#}
     {%- set tested = graph.nodes.get(model.attached_node or '', {}) -%}
     {%- set incremental = (tested.get('config') or {}).get('materialized') == 'incremental' -%}
-    {%- if var('tests_scope') == 'touched' and incremental and not flags.FULL_REFRESH -%}
-        bronze_read_horizon = (select max(bronze_read_horizon) from {{ relation }})
-    {%- else -%}
-        true
+    {%- if var('tests_scope') == 'touched' and incremental and not flags.FULL_REFRESH and execute -%}
+        {%- set touched = touched_rows_relation(relation) -%}
+        {#- asked of the server: dbt's relation cache predates the post-hook -#}
+        {%- set found = run_query(
+            "show tables in " ~ touched.schema ~ " like '" ~ touched.identifier ~ "'"
+        ) -%}
+        {%- if found | length > 0 -%}
+            {{ return(touched) }}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(relation) }}
+{%- endmacro %}
+
+
+{% macro keep_touched_rows(relation) -%}
+    {#- Post-hook of the incremental facts: a Parquet copy of the rows this
+        run wrote (they carry the newest read horizon), read by the hourly
+        build's tests (touched_rows). One scan of the fact instead of one
+        per test: each test of a merge-on-read fact would otherwise read
+        every base and log file to find a few thousand rows. Dropped on a
+        full build. -#}
+    {%- set touched = touched_rows_relation(relation) -%}
+    {%- if execute -%}
+        {%- do run_query('drop table if exists ' ~ touched) -%}
+    {%- endif -%}
+    {%- if is_incremental() -%}
+        create table {{ touched }} using parquet as
+        select * from {{ relation }}
+        where bronze_read_horizon = (
+            select max(bronze_read_horizon) from {{ relation }}
+        )
     {%- endif -%}
 {%- endmacro %}

@@ -155,7 +155,7 @@ def test_bench_dbt_reports_full_and_incremental_builds(local_stack, tmp_path) ->
         assert figures["layer_seconds"]["marts"] > 0
         assert figures["model_seconds"]["fct_sales"] > 0
     # The incremental build is the hourly job's, with its test scope.
-    assert "{tests_scope: touched}" in results["incremental"]["args"]
+    assert "{tests_scope: touched, maintain_facts: false}" in results["incremental"]["args"]
     assert results["incremental_vs_full"] > 0
     assert results["change_events"] > 0
     assert "incremental/full" in printed and "bench dbt done" in printed

@@ -111,11 +111,13 @@ def mart_contents() -> dict[str, list[tuple]]:
         columns = [
             r[0]
             for r in stack.query(f"describe {MARTS}.{mart}")
-            # Load times and read horizons say when a row was written, not what it holds.
+            # Load times and read horizons say when a row was written, not what it holds;
+            # a fact row's bronze commit is the latest that changed it on the incremental
+            # path, the latest behind it on a full build (incremental_fact).
             if r[0]
             and not r[0].startswith(("#", "_"))
             and "loaded_at" not in r[0]
-            and r[0] != "bronze_read_horizon"
+            and r[0] not in ("bronze_read_horizon", "bronze_commit_time")
         ]
         select = ", ".join(f"`{c}`" for c in columns)
         contents[mart] = stack.query(f"select {select} from {MARTS}.{mart} order by `{key}`")
@@ -134,6 +136,12 @@ def stored_horizon(mart: str) -> str:
     return stack.query(f"select max(bronze_read_horizon) from {MARTS}.{mart}")[0][0]
 
 
+def compactions(mart: str) -> int:
+    """Completed compactions (`commit` on merge-on-read) on a fact's Hudi timeline."""
+    instants = stack.query(f"call show_timeline(table => '{MARTS}.{mart}')")
+    return sum(1 for _, action, state, *_ in instants if (action, state) == ("commit", "COMPLETED"))
+
+
 def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> dict:
     """Two overlapping commits, both requested before an incremental run reads bronze.
 
@@ -143,8 +151,9 @@ def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> dict:
     listing commit is still pending, so its read horizon stays below the
     listing instant; the listing commit completes last, and a third run must
     still take its rows, though their instant is older than rows already
-    merged. The first two are `dbt run` (the merge path); the third is the
-    hourly job's `dbt build`, whose run results are returned.
+    merged. The first two are `dbt run` (the merge path, then compaction);
+    the third is the hourly job's `dbt build`, which must leave compaction to
+    the daily build; its run results are returned.
     """
     held: dict[str, subprocess.Popen] = {}
     hourly = ["build", *build_args(get_job("hourly", conf))]
@@ -157,9 +166,11 @@ def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> dict:
         for table, command in (("sales", ["run"]), ("listing", hourly)):
             os.killpg(held[table].pid, signal.SIGCONT)
             assert held.pop(table).wait(timeout=600) == 0
+            compacted = compactions("fct_sales")
             results = dbt(command, root / "target")
             if table == "sales":
                 assert stored_horizon("fct_sales") < listing_instant
+        assert compacted >= 1 and compactions("fct_sales") == compacted
     finally:
         for process in held.values():
             os.killpg(process.pid, signal.SIGCONT)
@@ -168,18 +179,23 @@ def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> dict:
 
 
 def check_hourly_test_scope(results: dict, target: Path) -> None:
-    """The hourly build tested the marts (an incremental fact's merged rows only) and
-    the singular reconciliations; the views' and unit tests are the daily build's."""
+    """The hourly build tested the marts (an incremental fact's merged rows only, from
+    the copy its post-hook keeps) and the singular reconciliations; the views' and
+    unit tests are the daily build's."""
     nodes = json.loads((target / "manifest.json").read_text())["nodes"]
     tested = [nodes[r["unique_id"]] for r in results["results"] if r["unique_id"] in nodes]
     tested = [n for n in tested if n["resource_type"] == "test"]
     assert {n["fqn"][1] for n in tested} == {"marts", "singular"}
     assert not any(r["unique_id"].startswith("unit_test.") for r in results["results"])
     scoped = [n for n in tested if n.get("attached_node") == "model.tickit_lakehouse.fct_sales"]
-    assert scoped and all(
-        "bronze_read_horizon = (select max(bronze_read_horizon)" in n["compiled_code"]
-        for n in scoped
+    assert scoped and all("fct_sales__touched" in n["compiled_code"] for n in scoped)
+    # The copy they read holds exactly the rows the last run wrote (keep_touched_rows).
+    touched = stack.query(f"select sale_id from {MARTS}.fct_sales__touched")
+    horizon = stored_horizon("fct_sales")
+    merged = stack.query(
+        f"select sale_id from {MARTS}.fct_sales where bronze_read_horizon = '{horizon}'"
     )
+    assert touched and sorted(touched) == sorted(merged)
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +236,41 @@ def test_docs_describe_every_model_column_source_and_exposure(built) -> None:
     assert all(e["description"] and e["owner"] and e["url"] for e in exposures)
     assert sum(n["resource_type"] == "test" for n in nodes) >= 100
     assert len(manifest["unit_tests"]) >= 5
+
+
+def hudi_options(model: str, conf) -> str:
+    """A model's Hudi table options as dbt compiled them, as an `options (...)` clause."""
+    manifest = json.loads((conf.dbt_target_path / "manifest.json").read_text())
+    options = manifest["nodes"][f"model.tickit_lakehouse.{model}"]["config"]["options"]
+    return ", ".join(f"'{key}' = '{value}'" for key, value in options.items())
+
+
+def test_a_fact_delete_is_never_stale_on_merge_on_read(built) -> None:
+    """apache/hudi#19978 on a table with fct_sales' own options: a delete whose ordering
+    value is older than the stored row's is ignored; the marker incremental_fact writes
+    (the newer of the two) deletes."""
+    _, conf, *_ = built
+    table = f"{MARTS}.test_stale_delete"
+    q = stack.query
+    q(f"drop table if exists {table}")
+    q(
+        f"create table {table} using hudi options ({hudi_options('fct_sales', conf)}, "
+        "primaryKey = 'sale_key') as select 'k7' as sale_key, "
+        "'20240110000000000' as bronze_commit_time"
+    )
+
+    def delete(ordering: str) -> list:
+        q(
+            f"merge into {table} as d using (select 'k7' as sale_key, '{ordering}' "
+            "as bronze_commit_time) as s on s.sale_key = d.sale_key when matched then delete"
+        )
+        return q(f"select sale_key from {table}")
+
+    try:
+        assert delete("20240109000000000") == [("k7",)]  # the deletion's own commit: ignored
+        assert delete("20240110000000000") == []  # greatest(stored, deletion): deleted
+    finally:
+        q(f"drop table if exists {table}")
 
 
 def test_marts_match_the_generator_after_a_full_build(built) -> None:
