@@ -45,24 +45,3 @@
     {%- endif -%}
     {{ return(relation) }}
 {%- endmacro %}
-
-
-{% macro keep_touched_rows(relation) -%}
-    {#- Post-hook of the incremental facts: a Parquet copy of the rows this
-        run wrote (they carry the newest read horizon), read by the hourly
-        build's tests (touched_rows). One scan of the fact instead of one
-        per test: each test of a merge-on-read fact would otherwise read
-        every base and log file to find a few thousand rows. Dropped on a
-        full build. -#}
-    {%- set touched = touched_rows_relation(relation) -%}
-    {%- if execute -%}
-        {%- do run_query('drop table if exists ' ~ touched) -%}
-    {%- endif -%}
-    {%- if is_incremental() -%}
-        create table {{ touched }} using parquet as
-        select * from {{ relation }}
-        where bronze_read_horizon = (
-            select max(bronze_read_horizon) from {{ relation }}
-        )
-    {%- endif -%}
-{%- endmacro %}
