@@ -19,20 +19,25 @@
 
 {% macro keep_touched_rows(relation) -%}
     {#- Post-hook of the incremental facts: a Parquet copy of the rows this
-        run wrote (they carry the newest read horizon), read by the hourly
-        build's tests (touched_rows). One scan of the fact instead of one
-        per test: each test of a merge-on-read fact would otherwise read
-        every base and log file to find a few thousand rows. Dropped on a
-        full build. -#}
+        run wrote, read by the hourly build's tests (touched_rows): the
+        stored rows of the keys the merge's batch table (merge_batch_relation)
+        wrote and did not delete, in one scan of the fact instead of one per
+        test (each test of a merge-on-read fact would otherwise read every
+        base and log file to find a few thousand rows). Runs before
+        drop_merge_batch. Dropped on a full build. -#}
     {%- set touched = touched_rows_relation(relation) -%}
     {%- if execute -%}
         {%- do run_query('drop table if exists ' ~ touched) -%}
     {%- endif -%}
     {%- if is_incremental() -%}
+        {%- set key = config.get('unique_key') -%}
         create table {{ touched }} using parquet as
-        select * from {{ relation }}
-        where bronze_read_horizon = (
-            select max(bronze_read_horizon) from {{ relation }}
-        )
+        select /*+ broadcast(written) */ stored_rows.*
+        from {{ relation }} as stored_rows
+        left semi join (
+            select {{ key }} from {{ merge_batch_relation(relation) }}
+            where not {{ config.get('meta')['merge_delete_column'] }}
+        ) as written
+            on stored_rows.{{ key }} = written.{{ key }}
     {%- endif -%}
 {%- endmacro %}

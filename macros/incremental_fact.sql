@@ -1,4 +1,6 @@
-{% macro incremental_fact(rows, bronze_table, key_column, fact_key, columns) -%}
+{% macro incremental_fact(
+    rows, base, joined, bronze_table, key_column, fact_key, columns
+) -%}
     {#- A fact table kept as an incremental Hudi merge on bronze commits, one
         row per `key_column` of `rows` (an intermediate model carrying a
         `bronze_commit_time` that counts its joined rows' commits too).
@@ -15,6 +17,16 @@
         the columns of `rows` the fact carries between its keys and its
         lineage.
 
+        Why `base` and `joined`: `rows` is a join whose commit time is the
+        newest of its rows', so a filter on it cannot reach the tables and
+        every run would join them whole. `base` is the model `rows` is keyed
+        on (its `key_column` and foreign keys, its own commit) and `joined`
+        maps each foreign key of `base` to [its bronze table, the model that
+        carries its rows' commit time]. The keys whose base row, joined row
+        or joined row's deletion bronze committed since the horizon are found
+        on narrow reads of those models (candidate_keys); `rows` is read for
+        them only, and the stored table once, for them and the deleted keys.
+
         Why the comparison: a change to a joined row re-reads every fact row
         it reaches (one category's description reaches a tenth of the sales)
         though few of those rows carry the changed column. Only rows whose
@@ -29,9 +41,10 @@
         file groups, so inserts go to logs too (no small base files) and the
         merge looks no key up in the stored files. Compaction of the logs
         follows a build unless the var `maintain_facts` is false: the hourly
-        job leaves it to the daily one (compact_fact). The second post-hook
-        copies the rows written for the hourly build's tests
-        (keep_touched_rows). The metadata table is off, as for bronze: an
+        job leaves it to the daily one (compact_fact). The first post-hooks
+        copy the rows written for the hourly build's tests
+        (keep_touched_rows) and drop the table the merge read its batch from
+        (drop_merge_batch). The metadata table is off, as for bronze: an
         unpartitioned table is one folder to list. -#}
     {{ config(
         materialized='incremental',
@@ -48,8 +61,9 @@
             'hoodie.metadata.enable': 'false',
         },
         post_hook=[
-            "{{ compact_fact(this) }}",
             "{{ keep_touched_rows(this) }}",
+            "{{ drop_merge_batch(this) }}",
+            "{{ compact_fact(this) }}",
         ],
         meta={'merge_delete_column': 'is_deleted_in_bronze'},
         persist_docs={'relation': true, 'columns': false},
@@ -73,64 +87,125 @@ fact_rows as (
 deleted_records as (
 
     select * from {{ deleted_records }}
+    where bronze_commit_time > {{ bronze_watermark() }}
+
+),
+{%- for column, joined_model in joined.items() %}
+
+-- the {{ column }}s whose row bronze committed or deleted since the horizon
+changed_{{ column }} as (
+
+    select {{ column }} from {{ joined_model[1] }}
+    where bronze_commit_time > {{ bronze_watermark() }}
+    union
+    select record_id as {{ column }} from deleted_records
+    where bronze_table = '{{ joined_model[0] }}'
+
+),
+{%- endfor %}
+
+-- the keys whose own row or a joined row bronze committed since the
+-- horizon, found on narrow reads of the base model and the joined ones, and
+-- the keys soft-deleted since
+candidate_keys as (
+
+    select
+        {%- if joined %} /*+ broadcast(changed_{{ joined | join(', changed_') }}) */{% endif %}
+        distinct base.{{ key_column }}
+    from {{ base }} as base
+    {%- for column in joined %}
+    left join changed_{{ column }}
+        on base.{{ column }} = changed_{{ column }}.{{ column }}
+    {%- endfor %}
+    where
+        base.bronze_commit_time > {{ bronze_watermark() }}
+        {%- for column in joined %}
+        or changed_{{ column }}.{{ column }} is not null
+        {%- endfor %}
+
+    union all
+
+    select record_id as {{ key_column }} from deleted_records
+    where bronze_table = '{{ bronze_table }}'
 
 ),
 
--- the join is computed once: the rows committed since the last run's
--- horizon whose values differ from the stored row (or are new) are the batch
-changed_rows as (
+-- the rows for those keys: the join runs for them only (the semi join goes
+-- down to the base model's rows)
+incoming_rows as (
 
-    select
+    select /*+ broadcast(candidate_keys) */
         fact_rows.{{ key_column }},
         {%- for column in columns %}
         fact_rows.{{ column }},
         {%- endfor %}
-        false as is_deleted_in_bronze,
         fact_rows.bronze_commit_time
     from fact_rows
-    left join {{ this }} as current_rows
-        on fact_rows.{{ key_column }} = current_rows.{{ key_column }}
-    where
-        fact_rows.bronze_commit_time > {{ bronze_watermark() }}
-        and (
-            current_rows.{{ key_column }} is null
-            {%- for column in columns %}
-            or not (fact_rows.{{ column }} <=> current_rows.{{ column }})
-            {%- endfor %}
-        )
+    left semi join candidate_keys
+        on fact_rows.{{ key_column }} = candidate_keys.{{ key_column }}
+    where fact_rows.bronze_commit_time > {{ bronze_watermark() }}
 
 ),
 
--- only keys still in the table: a deletion applied by an earlier run is
--- not merged again. Its ordering value is never older than the stored
--- row's (a row merged from a read that ran while the deletion's commit was
--- in flight can carry a newer joined commit), so no table type can ignore
--- the delete as stale (apache/hudi#19978 on merge-on-read).
-deleted_rows as (
+-- the stored rows of those keys, in one read of the table
+current_rows as (
+
+    select /*+ broadcast(candidate_keys) */ stored_rows.*
+    from {{ this }} as stored_rows
+    left semi join candidate_keys
+        on stored_rows.{{ key_column }} = candidate_keys.{{ key_column }}
+
+),
+
+deleted_keys as (
 
     select
-        current_rows.{{ key_column }},
-        {%- for column in columns %}
-        null as {{ column }},
-        {%- endfor %}
-        true as is_deleted_in_bronze,
-        greatest(
-            current_rows.bronze_commit_time, deleted_records.bronze_commit_time
-        ) as bronze_commit_time
+        record_id,
+        bronze_commit_time
     from deleted_records
-    inner join {{ this }} as current_rows
-        on deleted_records.record_id = current_rows.{{ key_column }}
-    where
-        deleted_records.bronze_table = '{{ bronze_table }}'
-        and deleted_records.bronze_commit_time > {{ bronze_watermark() }}
+    where bronze_table = '{{ bronze_table }}'
 
 ),
 
+-- new rows and rows whose values differ from the stored row; delete markers
+-- for keys still in the table (a deletion applied by an earlier run is not
+-- merged again). A marker's ordering value is never older than the stored
+-- row's (a row merged from a read that ran while the deletion's commit was
+-- in flight can carry a newer joined commit), so no table type can ignore
+-- the delete as stale (apache/hudi#19978 on merge-on-read). A soft-deleted
+-- key has no incoming row: the base model holds live rows only.
 batch as (
 
-    select * from changed_rows
-    union all
-    select * from deleted_rows
+    select
+        coalesce(
+            incoming_rows.{{ key_column }}, current_rows.{{ key_column }}
+        ) as {{ key_column }},
+        {%- for column in columns %}
+        incoming_rows.{{ column }},
+        {%- endfor %}
+        incoming_rows.{{ key_column }} is null as is_deleted_in_bronze,
+        coalesce(
+            incoming_rows.bronze_commit_time,
+            greatest(
+                current_rows.bronze_commit_time,
+                deleted_keys.bronze_commit_time
+            )
+        ) as bronze_commit_time
+    from incoming_rows
+    full join current_rows
+        on incoming_rows.{{ key_column }} = current_rows.{{ key_column }}
+    left join deleted_keys
+        on current_rows.{{ key_column }} = deleted_keys.record_id
+    where
+        case
+            when incoming_rows.{{ key_column }} is null
+                then deleted_keys.record_id is not null
+            else
+                current_rows.{{ key_column }} is null
+                {%- for column in columns %}
+                or not (incoming_rows.{{ column }} <=> current_rows.{{ column }})
+                {%- endfor %}
+        end
 
 ),
 

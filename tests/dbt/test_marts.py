@@ -124,9 +124,16 @@ def mart_contents() -> dict[str, list[tuple]]:
     return contents
 
 
+# A process held stopped for longer than Spark's network timeout (120 s) finds its
+# executor declared dead when it resumes: the hold spans dbt runs, so it gets 30 minutes.
+HELD_SPARK_CONF = json.dumps({"spark.network.timeout": "1800s"})
+
+
 def hold_in_flight(conf, table: str) -> tuple[subprocess.Popen, str]:
     """`lakehouse ingest` of one table, stopped (SIGSTOP) with its bronze commit in flight."""
-    process = start_ingest(Path(conf.landing), Path(conf.lake), conf.bronze_database, table)
+    process = start_ingest(
+        Path(conf.landing), Path(conf.lake), conf.bronze_database, table, spark_conf=HELD_SPARK_CONF
+    )
     folder = timeline(conf, conf.bronze_database, table)
     signal_when(process, lambda: bool(in_flight(folder)), signal.SIGSTOP)
     return process, in_flight(folder)[0]
@@ -184,18 +191,24 @@ def check_hourly_test_scope(results: dict, target: Path) -> None:
     unit tests are the daily build's."""
     nodes = json.loads((target / "manifest.json").read_text())["nodes"]
     tested = [nodes[r["unique_id"]] for r in results["results"] if r["unique_id"] in nodes]
+    materialized = {key: node["config"].get("materialized") for key, node in nodes.items()}
+    views = {r["message"] for r in results["results"] if materialized.get(r["unique_id"]) == "view"}
+    assert views == {"unchanged"}  # no view's definition changed (unchanged_views)
     tested = [n for n in tested if n["resource_type"] == "test"]
     assert {n["fqn"][1] for n in tested} == {"marts", "singular"}
     assert not any(r["unique_id"].startswith("unit_test.") for r in results["results"])
     scoped = [n for n in tested if n.get("attached_node") == "model.tickit_lakehouse.fct_sales"]
     assert scoped and all("fct_sales__touched" in n["compiled_code"] for n in scoped)
-    # The copy they read holds exactly the rows the last run wrote (keep_touched_rows).
-    touched = stack.query(f"select sale_id from {MARTS}.fct_sales__touched")
-    horizon = stored_horizon("fct_sales")
-    merged = stack.query(
-        f"select sale_id from {MARTS}.fct_sales where bronze_read_horizon = '{horizon}'"
-    )
-    assert touched and sorted(touched) == sorted(merged)
+    # The copies they read hold exactly the rows the run wrote (keep_touched_rows): those
+    # carrying its read horizon, which fct_listings stored (the listing commit's rows).
+    horizon = stored_horizon("fct_listings")
+    for fact, key in (("fct_sales", "sale_id"), ("fct_listings", "listing_id")):
+        touched = stack.query(f"select {key} from {MARTS}.{fact}__touched")
+        merged = stack.query(
+            f"select {key} from {MARTS}.{fact} where bronze_read_horizon = '{horizon}'"
+        )
+        assert sorted(touched) == sorted(merged), fact
+    assert merged
 
 
 @pytest.fixture(scope="module")
@@ -273,6 +286,33 @@ def test_a_fact_delete_is_never_stale_on_merge_on_read(built) -> None:
         q(f"drop table if exists {table}")
 
 
+def test_a_view_is_created_again_only_when_its_definition_changes(built) -> None:
+    """A view carries a fingerprint of its SQL and descriptions (unchanged_views): a run
+    leaves it alone while they are the same and recreates it when its SQL changes."""
+    *_, root, _ = built
+    view = "int_users_versioned_from_changelog"
+    relation = ""
+
+    def run(*extra: str) -> str:
+        nonlocal relation
+        (result,) = dbt(["run", "-s", view, *extra], root / "views")["results"]
+        relation = result["relation_name"]
+        return result["message"]
+
+    def interests() -> set[str]:
+        return {r[0] for r in stack.query(f"describe {relation}") if r[0].startswith("likes_")}
+
+    assert run() == "unchanged"
+    try:
+        assert run("--vars", "{interests: [sports]}") != "unchanged"  # its SQL changed
+        assert interests() == {"likes_sports"}
+    finally:
+        assert run() != "unchanged"
+    assert "likes_jazz" in interests()
+    assert run() == "unchanged"
+    assert run("--full-refresh") != "unchanged"
+
+
 def test_marts_match_the_generator_after_a_full_build(built) -> None:
     landing, *_ = built
     check_marts(landing)
@@ -297,6 +337,8 @@ def test_incremental_build_applies_changes_and_equals_a_full_refresh(built, spar
     assert all(current <= 1 for *_, current in versions)
 
     incremental = mart_contents()
+    # Merges drop the Parquet batch they merged from (drop_merge_batch).
+    assert stack.query(f"show tables in {MARTS} like '*__batch'") == []
     # The full refresh runs in-process (`session` target, no server) as a whole
     # `dbt build`: the same marts from the other path, and every test passes there too.
     results = dbt(["build", "--full-refresh"], root / "session", target="session")

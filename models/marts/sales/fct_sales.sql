@@ -3,6 +3,11 @@
     the last run and deletes the sales soft-deleted since (incremental_fact). -#}
 {{ incremental_fact(
     ref('int_sales_joined_to_listings_and_events'),
+    base=ref('stg_tickit__sales'),
+    joined={
+        'listing_id': ['listing', ref('stg_tickit__listings')],
+        'event_id': ['event', ref('int_events_joined_to_venues_and_categories')],
+    },
     bronze_table='sales',
     key_column='sale_id',
     fact_key='sale_key',
