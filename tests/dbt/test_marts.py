@@ -179,8 +179,10 @@ def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> dict:
                 assert stored_horizon("fct_sales") < listing_instant
         assert compacted >= 1 and compactions("fct_sales") == compacted
     finally:
+        # Still held only when the test failed: stop them, or they outlive the run.
         for process in held.values():
-            os.killpg(process.pid, signal.SIGCONT)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=60)
     assert stored_horizon("fct_listings") >= listing_instant
     return results
 
