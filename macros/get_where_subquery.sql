@@ -19,9 +19,7 @@
 
 {% macro touched_rows_relation(relation) -%}
     {#- Where an incremental fact keeps the rows its last run wrote. -#}
-    {{ return(relation.incorporate(path={
-        'identifier': relation.identifier ~ '__touched'
-    })) }}
+    {{ return(companion_table(relation, '__touched')) }}
 {%- endmacro %}
 
 

@@ -11,11 +11,18 @@
 {%- endmacro %}
 
 
+{% macro companion_table(relation, suffix) -%}
+    {#- A table next to `relation`, named after it with `suffix`: where the
+        incremental facts keep their merge batch and their touched rows. -#}
+    {{ return(relation.incorporate(path={
+        'identifier': relation.identifier ~ suffix
+    }, type='table')) }}
+{%- endmacro %}
+
+
 {% macro merge_batch_relation(target) -%}
     {#- Where a Hudi merge keeps its batch until the post-hook drops it. -#}
-    {{ return(target.incorporate(path={
-        'identifier': target.identifier ~ '__batch'
-    }, type='table')) }}
+    {{ return(companion_table(target, '__batch')) }}
 {%- endmacro %}
 
 

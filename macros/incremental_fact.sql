@@ -74,6 +74,7 @@
         branch, so that dbt knows the dependency when it parses. -#}
     {%- set deleted_records = ref('stg_tickit__deleted_records') %}
     {%- set horizon = bronze_read_horizon() %}
+    {%- set watermark = bronze_watermark() %}
 with
 
 fact_rows as (
@@ -87,7 +88,7 @@ fact_rows as (
 deleted_records as (
 
     select * from {{ deleted_records }}
-    where bronze_commit_time > {{ bronze_watermark() }}
+    where bronze_commit_time > {{ watermark }}
 
 ),
 {%- for column, joined_model in joined.items() %}
@@ -96,13 +97,24 @@ deleted_records as (
 changed_{{ column }} as (
 
     select {{ column }} from {{ joined_model[1] }}
-    where bronze_commit_time > {{ bronze_watermark() }}
+    where bronze_commit_time > {{ watermark }}
     union
     select record_id as {{ column }} from deleted_records
     where bronze_table = '{{ joined_model[0] }}'
 
 ),
 {%- endfor %}
+
+-- the keys soft-deleted in the base model's bronze table since the horizon
+deleted_keys as (
+
+    select
+        record_id,
+        bronze_commit_time
+    from deleted_records
+    where bronze_table = '{{ bronze_table }}'
+
+),
 
 -- the keys whose own row or a joined row bronze committed since the
 -- horizon, found on narrow reads of the base model and the joined ones, and
@@ -118,15 +130,14 @@ candidate_keys as (
         on base.{{ column }} = changed_{{ column }}.{{ column }}
     {%- endfor %}
     where
-        base.bronze_commit_time > {{ bronze_watermark() }}
+        base.bronze_commit_time > {{ watermark }}
         {%- for column in joined %}
         or changed_{{ column }}.{{ column }} is not null
         {%- endfor %}
 
     union all
 
-    select record_id as {{ key_column }} from deleted_records
-    where bronze_table = '{{ bronze_table }}'
+    select record_id as {{ key_column }} from deleted_keys
 
 ),
 
@@ -143,7 +154,7 @@ incoming_rows as (
     from fact_rows
     left semi join candidate_keys
         on fact_rows.{{ key_column }} = candidate_keys.{{ key_column }}
-    where fact_rows.bronze_commit_time > {{ bronze_watermark() }}
+    where fact_rows.bronze_commit_time > {{ watermark }}
 
 ),
 
@@ -154,16 +165,6 @@ current_rows as (
     from {{ this }} as stored_rows
     left semi join candidate_keys
         on stored_rows.{{ key_column }} = candidate_keys.{{ key_column }}
-
-),
-
-deleted_keys as (
-
-    select
-        record_id,
-        bronze_commit_time
-    from deleted_records
-    where bronze_table = '{{ bronze_table }}'
 
 ),
 
