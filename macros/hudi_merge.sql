@@ -27,9 +27,38 @@
 
 
 {% macro drop_merge_batch(target) -%}
-    {#- Post-hook of the Hudi merges: the batch table spark__get_merge_sql
-        wrote is dropped once the merge committed (a full build has none). -#}
+    {#- Post-hook of the Hudi merges: the batch table
+        spark__create_temporary_view wrote is dropped once the merge
+        committed (a full build has none). -#}
     drop table if exists {{ merge_batch_relation(target) }}
+{%- endmacro %}
+
+
+{% macro spark__create_temporary_view(relation, compiled_code) -%}
+    {#- dbt-spark's temporary view, except for an incremental Hudi model:
+        its query is written once to a Parquet batch table
+        (merge_batch_relation) and the view dbt's materialization goes on
+        with (schema check, spark__get_merge_sql) reads that table.
+
+        Why: Spark keeps a temporary view as its text and analyses it again
+        wherever it is referenced, and Hudi's MERGE INTO analyses and
+        optimises its source several times. A fact's query joins every
+        bronze table it reads, so each pass cost seconds of driver time: a
+        5,000-row merge at --scale 1 took 26 s from the view though its
+        query alone ran in 5 s, and creating the view took 6 s more. The
+        post-hook drop_merge_batch drops the table. -#}
+    {%- if model.resource_type == 'model'
+        and config.get('materialized') == 'incremental'
+        and config.get('file_format') == 'hudi' -%}
+        {%- set batch = merge_batch_relation(this) -%}
+        {%- do run_query('drop table if exists ' ~ batch) -%}
+        {%- do run_query(
+            'create table ' ~ batch ~ ' using parquet as\n' ~ compiled_code
+        ) -%}
+        {%- set compiled_code = 'select * from ' ~ batch -%}
+    {%- endif -%}
+    create or replace temporary view {{ relation }} as
+    {{ compiled_code }}
 {%- endmacro %}
 
 
@@ -40,13 +69,9 @@
         column lists spelled out from the target minus Hudi's meta columns.
         Other file formats keep dbt-spark's merge.
 
-        The batch is first written to a Parquet table (merge_batch_relation)
-        and merged from there. Hudi's MERGE INTO analyses and optimises its
-        source plan several times; dbt's temporary view carries the whole
-        model (a fact's join of every bronze table it reads), so each pass
-        cost seconds of driver time: 26 s for a 5,000-row merge at --scale 1
-        whose source query alone ran in 5 s. The post-hook drop_merge_batch
-        drops the table. -#}
+        The merge reads the Parquet batch table that
+        spark__create_temporary_view wrote (merge_batch_relation), not the
+        model's query. -#}
     {%- if config.get('file_format') != 'hudi' -%}
         {{ return(dbt_spark.spark__get_merge_sql(
             target, source, unique_key, dest_columns, incremental_predicates
@@ -66,15 +91,8 @@
         'DBT_INTERNAL_SOURCE.' ~ unique_key
         ~ ' = DBT_INTERNAL_DEST.' ~ unique_key
     ] + (incremental_predicates or []) -%}
-    {%- set batch = merge_batch_relation(target) -%}
-    {%- if execute -%}
-        {%- do run_query('drop table if exists ' ~ batch) -%}
-        {%- do run_query(
-            'create table ' ~ batch ~ ' using parquet as select * from ' ~ source
-        ) -%}
-    {%- endif %}
     merge into {{ target }} as DBT_INTERNAL_DEST
-    using {{ batch }} as DBT_INTERNAL_SOURCE
+    using {{ merge_batch_relation(target) }} as DBT_INTERNAL_SOURCE
     on {{ predicates | join('\n        and ') }}
     {#- Hudi applies update clauses before delete clauses whatever their
         order: the conditions must exclude each other. #}

@@ -1,9 +1,16 @@
 {% macro bronze_watermark(column_name='bronze_read_horizon') -%}
-    {#- Scalar subquery: the last read horizon (bronze_read_horizon) the
-        incremental model has stored, minus the lookback var, '0' when the
-        table is empty. -#}
+    {#- The last read horizon (bronze_read_horizon) the incremental model has
+        stored, minus the lookback var, '0' when the table is empty: a quoted
+        literal, read once when the model compiles.
+
+        Why a literal and not a scalar subquery: Spark pushes a literal
+        filter on bronze_commit_time down to each bronze scan (Parquet
+        statistics of _hoodie_commit_time) and plans no subquery over the
+        stored table wherever the watermark is referenced (five times in a
+        fact's query). A unit test's `this` is its fixture, a CTE name:
+        there, and when dbt parses, it stays a subquery. -#}
     {%- set lookback = var('bronze_commit_lookback_minutes', 0) | int -%}
-    (
+    {%- set query -%}
         select
         {%- if lookback > 0 %}
             coalesce(
@@ -18,7 +25,11 @@
             coalesce(max({{ column_name }}), '0')
         {%- endif %}
         from {{ this }}
-    )
+    {%- endset -%}
+    {%- if execute and this is not string -%}
+        {{ return("'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
+    {%- endif -%}
+    ({{ query }})
 {%- endmacro %}
 
 {% macro bronze_read_horizon() -%}

@@ -74,7 +74,7 @@
         branch, so that dbt knows the dependency when it parses. -#}
     {%- set deleted_records = ref('stg_tickit__deleted_records') %}
     {%- set horizon = bronze_read_horizon() %}
-    {%- set watermark = bronze_watermark() %}
+    {%- set watermark = bronze_watermark() if is_incremental() %}
 with
 
 fact_rows as (
