@@ -13,11 +13,19 @@
     {%- set query -%}
         select
         {%- if lookback > 0 %}
+            {#- Spark 3 cannot parse 'yyyyMMddHHmmssSSS' without separators:
+                whole minutes are taken off the seconds, the milliseconds
+                follow as text. #}
             coalesce(
-                date_format(
-                    to_timestamp(max({{ column_name }}), 'yyyyMMddHHmmssSSS')
-                    - make_interval(0, 0, 0, 0, 0, {{ lookback }}, 0),
-                    'yyyyMMddHHmmssSSS'
+                concat(
+                    date_format(
+                        to_timestamp(
+                            substr(max({{ column_name }}), 1, 14), 'yyyyMMddHHmmss'
+                        )
+                        - make_interval(0, 0, 0, 0, 0, {{ lookback }}, 0),
+                        'yyyyMMddHHmmss'
+                    ),
+                    substr(max({{ column_name }}), 15)
                 ),
                 '0'
             )
