@@ -25,13 +25,11 @@
         test (each test of a merge-on-read fact would otherwise read every
         base and log file to find a few thousand rows). Runs before
         drop_merge_batch. Dropped on a full build. -#}
-    {%- set touched = touched_rows_relation(relation) -%}
-    {%- if execute -%}
-        {%- do run_query('drop table if exists ' ~ touched) -%}
-    {%- endif -%}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set query = none -%}
     {%- if is_incremental() -%}
         {%- set key = config.get('unique_key') -%}
-        create table {{ touched }} using parquet as
+        {%- set query -%}
         select /*+ broadcast(written) */ stored_rows.*
         from {{ relation }} as stored_rows
         left semi join (
@@ -39,5 +37,7 @@
             where not {{ config.get('meta')['merge_delete_column'] }}
         ) as written
             on stored_rows.{{ key }} = written.{{ key }}
+        {%- endset -%}
     {%- endif -%}
+    {%- do replace_parquet_table(touched_rows_relation(relation), query) -%}
 {%- endmacro %}

@@ -20,6 +20,19 @@
 {%- endmacro %}
 
 
+{% macro replace_parquet_table(relation, query=none) -%}
+    {#- Drops `relation` and, given a query, writes its rows to it as a new
+        Parquet table: the incremental facts' batch and touched-rows tables,
+        which each run writes again. -#}
+    {%- do run_query('drop table if exists ' ~ relation) -%}
+    {%- if query is not none -%}
+        {%- do run_query(
+            'create table ' ~ relation ~ ' using parquet as\n' ~ query
+        ) -%}
+    {%- endif -%}
+{%- endmacro %}
+
+
 {% macro merge_batch_relation(target) -%}
     {#- Where a Hudi merge keeps its batch until the post-hook drops it. -#}
     {{ return(companion_table(target, '__batch')) }}
@@ -51,10 +64,7 @@
         and config.get('materialized') == 'incremental'
         and config.get('file_format') == 'hudi' -%}
         {%- set batch = merge_batch_relation(this) -%}
-        {%- do run_query('drop table if exists ' ~ batch) -%}
-        {%- do run_query(
-            'create table ' ~ batch ~ ' using parquet as\n' ~ compiled_code
-        ) -%}
+        {%- do replace_parquet_table(batch, compiled_code) -%}
         {%- set compiled_code = 'select * from ' ~ batch -%}
     {%- endif -%}
     create or replace temporary view {{ relation }} as
