@@ -13,7 +13,8 @@
 
 {% macro companion_table(relation, suffix) -%}
     {#- A table next to `relation`, named after it with `suffix`: where the
-        incremental facts keep their merge batch and their touched rows. -#}
+        incremental facts keep their merge batch, their touched rows and their
+        compared joins' values. -#}
     {{ return(relation.incorporate(path={
         'identifier': relation.identifier ~ suffix
     }, type='table')) }}
@@ -22,8 +23,8 @@
 
 {% macro replace_parquet_table(relation, query=none) -%}
     {#- Drops `relation` and, given a query, writes its rows to it as a new
-        Parquet table: the incremental facts' batch and touched-rows tables,
-        which each run writes again. -#}
+        Parquet table: the incremental facts' batch, touched-rows and
+        joined-state tables, which each run writes again. -#}
     {%- do run_query('drop table if exists ' ~ relation) -%}
     {%- if query is not none -%}
         {%- do run_query(

@@ -1,14 +1,15 @@
 {% macro bronze_watermark(column_name='bronze_read_horizon') -%}
-    {#- The last read horizon (bronze_read_horizon) the incremental model has
-        stored, minus the lookback var, '0' when the table is empty: a quoted
-        literal, read once when the model compiles.
+    {#- What an incremental model read up to: `horizon`, the last read
+        horizon (bronze_read_horizon) `this` stored, and `watermark`, that
+        minus the lookback var, each '0' when the table is empty: quoted
+        literals, read in one query when the model compiles.
 
-        Why a literal and not a scalar subquery: Spark pushes a literal
+        Why literals and not scalar subqueries: Spark pushes a literal
         filter on bronze_commit_time down to each bronze scan (Parquet
         statistics of _hoodie_commit_time) and plans no subquery over the
         stored table wherever the watermark is referenced (five times in a
         fact's query). A unit test's `this` is its fixture, a CTE name:
-        there, and when dbt parses, it stays a subquery. -#}
+        there, and when dbt parses, they stay subqueries. -#}
     {%- set lookback = var('bronze_commit_lookback_minutes', 0) | int -%}
     {%- set query -%}
         select
@@ -32,12 +33,18 @@
         {%- else %}
             coalesce(max({{ column_name }}), '0')
         {%- endif %}
+        as watermark,
+        coalesce(max({{ column_name }}), '0') as horizon
         from {{ this }}
     {%- endset -%}
     {%- if execute and this is not string -%}
-        {{ return("'" ~ run_query(query).columns[0].values()[0] ~ "'") }}
+        {%- set row = run_query(query).rows[0] -%}
+        {{ return({'watermark': "'" ~ row[0] ~ "'", 'horizon': "'" ~ row[1] ~ "'"}) }}
     {%- endif -%}
-    ({{ query }})
+    {{ return({
+        'watermark': '(select watermark from (' ~ query ~ ') as stored)',
+        'horizon': '(select horizon from (' ~ query ~ ') as stored)',
+    }) }}
 {%- endmacro %}
 
 {% macro bronze_read_horizon() -%}

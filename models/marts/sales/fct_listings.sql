@@ -5,7 +5,8 @@
 {{ incremental_fact(
     ref('int_listings_joined_to_events'),
     base=ref('stg_tickit__listings'),
-    joined={'event_id': ['event', ref('int_events_joined_to_venues_and_categories')]},
+    joined={'event_id': ['event', 'int_events_joined_to_venues_and_categories']},
+    compare_joined=['event_id'],
     bronze_table='listing',
     key_column='listing_id',
     fact_key='listing_key',

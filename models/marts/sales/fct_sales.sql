@@ -5,9 +5,10 @@
     ref('int_sales_joined_to_listings_and_events'),
     base=ref('stg_tickit__sales'),
     joined={
-        'listing_id': ['listing', ref('stg_tickit__listings')],
-        'event_id': ['event', ref('int_events_joined_to_venues_and_categories')],
+        'listing_id': ['listing', 'stg_tickit__listings'],
+        'event_id': ['event', 'int_events_joined_to_venues_and_categories'],
     },
+    compare_joined=['event_id'],
     bronze_table='sales',
     key_column='sale_id',
     fact_key='sale_key',
