@@ -351,6 +351,14 @@ def test_incremental_build_applies_changes_and_equals_a_full_refresh(built, spar
         watermark = re.search(r"bronze_commit_time > '(\d+)'", sql).group(1)
         assert watermark < stored_horizon(fact)
         assert stack.query(f"select count(*) from {MARTS}.{fact}__touched") == [(0,)]
+        # The events committed since count only where a column the fact carries from
+        # them changed: compared with the values the last build that wrote rows kept
+        # (keep_joined_state), tagged with the horizon the fact stored.
+        assert f"{fact}__known_event_id" in sql
+        known = f"{MARTS}.{fact}__known_event_id"
+        assert stack.query(f"select distinct fact_read_horizon from {known}") == [
+            (stored_horizon(fact),)
+        ]
 
     incremental = mart_contents()
     # Merges drop the Parquet batch they merged from (drop_merge_batch).
