@@ -105,7 +105,7 @@
     {%- if is_incremental() %}
         {%- set stored = bronze_watermark() %}
         {%- set watermark = stored.watermark %}
-        {%- set states = joined_states(columns) %}
+        {%- set states = joined_states(compare_joined, joined_relations, columns) %}
     {%- endif %}
 with
 

@@ -22,18 +22,18 @@
 {%- endmacro %}
 
 
-{% macro joined_states(fact_columns) -%}
-    {#- For each join the model compares by value (meta `compared_joins`,
-        incremental_fact), the state table the last build left
-        (keep_joined_state) and the columns to compare, when the table
-        exists: {column: {'relation': ..., 'columns': [...]}}. None in a
-        unit test (its `this` is a fixture) or when dbt parses; then every
-        joined row bronze committed since the watermark is a change. -#}
+{% macro joined_states(compare_joined, joined_relations, fact_columns) -%}
+    {#- For each foreign key in `compare_joined` (incremental_fact), the
+        state table the last build left (keep_joined_state) and the columns
+        to compare, when the table exists: {column: {'relation': ...,
+        'columns': [...]}}. None in a unit test (its `this` is a fixture) or
+        when dbt parses; then every joined row bronze committed since the
+        watermark is a change. -#}
     {%- set states = {} -%}
     {%- if not execute or this is string -%}{{ return(states) }}{%- endif -%}
-    {%- for column, model_name in (config.get('meta').get('compared_joins') or {}).items() -%}
+    {%- for column in compare_joined -%}
         {%- set state = joined_state_relation(this, column) -%}
-        {%- set carried = carried_columns(ref(model_name), fact_columns, column) -%}
+        {%- set carried = carried_columns(joined_relations[column], fact_columns, column) -%}
         {%- if carried and adapter.get_relation(
             database=state.database, schema=state.schema, identifier=state.identifier
         ) is not none -%}
