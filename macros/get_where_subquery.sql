@@ -28,10 +28,18 @@
         'touched' (the hourly job) on an incremental fact outside a full
         refresh, the copy of the rows its last run wrote that the fact's
         post-hook keeps (keep_touched_rows), when there is one; else the
-        relation itself. A full refresh drops the copy: every row is new. -#}
-    {%- set tested = graph.nodes.get(model.attached_node or '', {}) -%}
-    {%- set incremental = (tested.get('config') or {}).get('materialized') == 'incremental' -%}
-    {%- if var('tests_scope') == 'touched' and incremental and not flags.FULL_REFRESH and execute -%}
+        relation itself. A full refresh drops the copy: every row is new.
+        Generic tests get it through `where`; a singular test of rows one
+        at a time calls it on its ref. -#}
+    {%- set incremental = namespace(found=false) -%}
+    {%- for node_id in model.depends_on.nodes -%}
+        {%- set node = graph.nodes.get(node_id, {}) -%}
+        {%- if node.get('alias') == relation.identifier
+            and (node.get('config') or {}).get('materialized') == 'incremental' -%}
+            {%- set incremental.found = true -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if var('tests_scope') == 'touched' and incremental.found and not flags.FULL_REFRESH and execute -%}
         {%- set touched = touched_rows_relation(relation) -%}
         {#- asked of the server: dbt's relation cache predates the post-hook -#}
         {%- set found = run_query(

@@ -1,6 +1,7 @@
--- every sale was paid for: a price paid above zero
+-- every sale was paid for: a price paid above zero (in the hourly build,
+-- every sale its run merged: touched_rows)
 select
     sale_id,
     price_paid
-from {{ ref('fct_sales') }}
+from {{ touched_rows(ref('fct_sales')) }}
 where not price_paid > 0
