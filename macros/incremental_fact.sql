@@ -9,9 +9,8 @@
         A full build takes every row. An incremental run merges only the
         keys whose rows bronze committed after the read horizon the last run
         stored (bronze_watermark; bronze_read_horizon says why it is not the
-        newest commit merged) and whose columns differ from the stored row,
-        and deletes the keys soft-deleted in `bronze_table` since then that
-        the table still holds: the merge deletes on `is_deleted_in_bronze`
+        newest commit merged), and deletes the keys soft-deleted in
+        `bronze_table` since then that the table still holds: the merge deletes on `is_deleted_in_bronze`
         (spark__get_merge_sql). Every row the run writes carries this run's
         horizon, so the watermark moves in the same Hudi commit as the rows.
         `fact_key` is the surrogate key the merge matches on; `columns` are
@@ -27,15 +26,15 @@
         joined row or joined row's deletion bronze committed since the
         horizon are found on narrow reads of those models (candidate_keys);
         `rows` is read for them only (an IN filter that Spark pushes down to
-        the base model's rows), and the stored table once, for them and the
+        the base model's rows), and two columns of the stored table for the
         deleted keys.
 
-        Why the comparison: a change to a joined row re-reads every fact row
-        it reaches (one category's description reaches a tenth of the sales)
-        though few of those rows carry the changed column. Only rows whose
-        values changed are written, so a row's `bronze_commit_time` is the
-        latest commit that changed it (a full build, knowing no history,
-        takes the latest commit behind it).
+        Why no comparison with the stored rows: reading them whole for the
+        candidate keys scanned every row of the merge-on-read table (a semi
+        join prunes no file), 5 s of a 14 s batch at --scale 10, to drop
+        rows a full build would write the same; `compare_joined` already
+        keeps the fan-out of joined changes the fact does not carry out of
+        the candidates.
 
         Why `compare_joined`: the fan-out is decided before the join. A
         foreign key listed there (a joined row reaching many fact rows and
@@ -216,55 +215,45 @@ incoming_rows as (
 
 ),
 
--- the stored rows of those keys, in one read of the table
-current_rows as (
+-- the keys soft-deleted since the horizon that the table still holds (a
+-- deletion applied by an earlier run is not merged again), in a read of two
+-- of its columns. A marker's ordering value is never older than the stored
+-- row's (a row merged from a read that ran while the deletion's commit was
+-- in flight can carry a newer joined commit), so no table type can ignore
+-- the delete as stale (apache/hudi#19978 on merge-on-read).
+deleted_rows as (
 
-    select /*+ broadcast(candidate_keys) */ stored_rows.*
+    select /*+ broadcast(deleted_keys) */
+        stored_rows.{{ key_column }},
+        greatest(
+            stored_rows.bronze_commit_time, deleted_keys.bronze_commit_time
+        ) as bronze_commit_time
     from {{ this }} as stored_rows
-    left semi join candidate_keys
-        on stored_rows.{{ key_column }} = candidate_keys.{{ key_column }}
+    inner join deleted_keys
+        on stored_rows.{{ key_column }} = deleted_keys.record_id
 
 ),
 
--- new rows and rows whose values differ from the stored row; delete markers
--- for keys still in the table (a deletion applied by an earlier run is not
--- merged again). A marker's ordering value is never older than the stored
--- row's (a row merged from a read that ran while the deletion's commit was
--- in flight can carry a newer joined commit), so no table type can ignore
--- the delete as stale (apache/hudi#19978 on merge-on-read). A soft-deleted
--- key has no incoming row: the base model holds live rows only.
+-- every row read for the candidate keys, and a delete marker for each
+-- deleted key still stored. A soft-deleted key has no incoming row (the base
+-- model holds live rows only); the full join keeps one row per key should
+-- two reads of a bronze table see different commits.
 batch as (
 
     select
         coalesce(
-            incoming_rows.{{ key_column }}, current_rows.{{ key_column }}
+            incoming_rows.{{ key_column }}, deleted_rows.{{ key_column }}
         ) as {{ key_column }},
         {%- for column in columns %}
         incoming_rows.{{ column }},
         {%- endfor %}
         incoming_rows.{{ key_column }} is null as is_deleted_in_bronze,
         coalesce(
-            incoming_rows.bronze_commit_time,
-            greatest(
-                current_rows.bronze_commit_time,
-                deleted_keys.bronze_commit_time
-            )
+            incoming_rows.bronze_commit_time, deleted_rows.bronze_commit_time
         ) as bronze_commit_time
     from incoming_rows
-    full join current_rows
-        on incoming_rows.{{ key_column }} = current_rows.{{ key_column }}
-    left join deleted_keys
-        on current_rows.{{ key_column }} = deleted_keys.record_id
-    where
-        case
-            when incoming_rows.{{ key_column }} is null
-                then deleted_keys.record_id is not null
-            else
-                current_rows.{{ key_column }} is null
-                {%- for column in columns %}
-                or not (incoming_rows.{{ column }} <=> current_rows.{{ column }})
-                {%- endfor %}
-        end
+    full join deleted_rows
+        on incoming_rows.{{ key_column }} = deleted_rows.{{ key_column }}
 
 ),
 

@@ -190,8 +190,9 @@ def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> dict:
 
 def check_hourly_test_scope(results: dict, target: Path) -> None:
     """The hourly build tested the marts (an incremental fact's merged rows only, from
-    the copy its post-hook keeps) and the singular reconciliations; the views' and
-    unit tests are the daily build's."""
+    the copy its post-hook keeps) and the singular row checks, the sales' on the same
+    copy; the views' tests, the whole-table reconciliations and the unit tests are the
+    daily build's."""
     nodes = json.loads((target / "manifest.json").read_text())["nodes"]
     tested = [nodes[r["unique_id"]] for r in results["results"] if r["unique_id"] in nodes]
     materialized = {key: node["config"].get("materialized") for key, node in nodes.items()}
@@ -200,8 +201,14 @@ def check_hourly_test_scope(results: dict, target: Path) -> None:
     tested = [n for n in tested if n["resource_type"] == "test"]
     assert {n["fqn"][1] for n in tested} == {"marts", "singular"}
     assert not any(r["unique_id"].startswith("unit_test.") for r in results["results"])
-    scoped = [n for n in tested if n.get("attached_node") == "model.tickit_lakehouse.fct_sales"]
-    assert scoped and all("fct_sales__touched" in n["compiled_code"] for n in scoped)
+    assert not any("reconciliations" in n["fqn"] for n in tested)
+    row_checks = {"assert_all_sale_amounts_are_positive", "assert_all_sale_quantities_are_positive"}
+    scoped = [
+        n for n in tested
+        if n.get("attached_node") == "model.tickit_lakehouse.fct_sales" or n["name"] in row_checks
+    ]  # fmt: skip
+    assert row_checks < {n["name"] for n in scoped}
+    assert all("fct_sales__touched" in n["compiled_code"] for n in scoped)
     # The copies they read hold exactly the rows the run wrote (keep_touched_rows): those
     # carrying its read horizon, which fct_listings stored (the listing commit's rows).
     horizon = stored_horizon("fct_listings")
