@@ -10,12 +10,12 @@
         keys whose rows bronze committed after the read horizon the last run
         stored (bronze_watermark; bronze_read_horizon says why it is not the
         newest commit merged), and deletes the keys soft-deleted in
-        `bronze_table` since then that the table still holds: the merge deletes on `is_deleted_in_bronze`
-        (spark__get_merge_sql). Every row the run writes carries this run's
-        horizon, so the watermark moves in the same Hudi commit as the rows.
-        `fact_key` is the surrogate key the merge matches on; `columns` are
-        the columns of `rows` the fact carries between its keys and its
-        lineage.
+        `bronze_table` since then that the table still holds: the merge
+        deletes on `is_deleted_in_bronze` (spark__get_merge_sql). Every row
+        the run writes carries this run's horizon, so the watermark moves in
+        the same Hudi commit as the rows. `fact_key` is the surrogate key the
+        merge matches on; `columns` are the columns of `rows` the fact
+        carries between its keys and its lineage.
 
         Why `base` and `joined`: `rows` is a join whose commit time is the
         newest of its rows', so a filter on it cannot reach the tables and
