@@ -1,6 +1,6 @@
 {% macro bronze_watermark(column_name='bronze_read_horizon') -%}
     {#- What an incremental model read up to: `horizon`, the last read
-        horizon (bronze_read_horizon) `this` stored, and `watermark`, that
+        horizon (bronze_timeline) `this` stored, and `watermark`, that
         minus the lookback var, each '0' when the table is empty: quoted
         literals, read in one query when the model compiles.
 
@@ -47,23 +47,30 @@
     }) }}
 {%- endmacro %}
 
-{% macro bronze_read_horizon() -%}
-    {#- The newest bronze commit instant up to which every commit had
-        completed when this run looked at bronze's timelines, as a quoted
-        literal: one less than the oldest commit still requested or in flight
-        in any tickit source table, else the newest completed one.
+{% macro bronze_timeline() -%}
+    {#- Two instants of the tickit source tables' timelines, as quoted
+        literals, from `call show_timeline` on each when this run looked:
 
-        Hudi instants are request times, so a commit requested before a run
-        reads and completed after it carries an older instant than rows the
-        run already merged; a watermark of "the newest commit merged" would
-        skip it for good. Rows newer than this horizon are read again by the
-        next run instead (merging them twice is idempotent), and a commit
-        requested after the look has a newer instant than any here. Runs at
-        execution time only (`call show_timeline` on the Thrift server). -#}
-    {%- if not execute %}{{ return("'0'") }}{% endif -%}
+        `read_horizon`, up to which every commit had completed: one less
+        than the oldest commit still requested or in flight in any of them,
+        else the newest completed one. Hudi instants are request times, so a
+        commit requested before a run reads and completed after it carries
+        an older instant than rows the run already merged; a watermark of
+        "the newest commit merged" would skip it for good. Rows newer than
+        this horizon are read again by the next run instead (merging them
+        twice is idempotent), and a commit requested after the look has a
+        newer instant than any here.
+
+        `newest_commit`, the newest completed commit: no row any run has
+        read so far carries a newer commit, since every one was read from
+        commits completed by then (the incremental facts order their delete
+        markers by it).
+
+        Runs at execution time only; a unit test's graph has no sources:
+        both are '0' there, and it reads no table. -#}
+    {%- if not execute %}{{ return({'read_horizon': "'0'", 'newest_commit': "'0'"}) }}{% endif -%}
     {%- set completed = [] -%}
     {%- set pending = [] -%}
-    {#- A unit test's graph has no sources: its horizon is '0', it reads no table. -#}
     {%- for node in graph.get('sources', {}).values() if node.source_name == 'tickit' -%}
         {%- set timeline = run_query(
             "call show_timeline(table => '" ~ node.schema ~ "." ~ node.identifier ~ "')"
@@ -75,8 +82,10 @@
             ) -%}
         {%- endfor -%}
     {%- endfor -%}
-    {%- if pending -%}
-        {{ return("'" ~ ((pending | min | int) - 1) ~ "'") }}
-    {%- endif -%}
-    {{ return("'" ~ (completed | max if completed else '0') ~ "'") }}
+    {%- set newest = completed | max if completed else '0' -%}
+    {%- set horizon = ((pending | min | int) - 1) if pending else newest -%}
+    {{ return({
+        'read_horizon': "'" ~ horizon ~ "'",
+        'newest_commit': "'" ~ newest ~ "'",
+    }) }}
 {%- endmacro %}

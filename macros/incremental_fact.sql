@@ -8,12 +8,13 @@
 
         A full build takes every row. An incremental run merges only the
         keys whose rows bronze committed after the read horizon the last run
-        stored (bronze_watermark; bronze_read_horizon says why it is not the
+        stored (bronze_watermark; bronze_timeline says why it is not the
         newest commit merged), and deletes the keys soft-deleted in
-        `bronze_table` since then that the table still holds: the merge
-        deletes on `is_deleted_in_bronze` (spark__get_merge_sql). Every row
-        the run writes carries this run's horizon, so the watermark moves in
-        the same Hudi commit as the rows. `fact_key` is the surrogate key the
+        `bronze_table` since then: the merge deletes on
+        `is_deleted_in_bronze` (spark__get_merge_sql), and a key the table
+        no longer holds matches nothing. Every row the run writes carries
+        this run's horizon, so the watermark moves in the same Hudi commit
+        as the rows. `fact_key` is the surrogate key the
         merge matches on; `columns` are the columns of `rows` the fact
         carries between its keys and its lineage.
 
@@ -26,8 +27,7 @@
         joined row or joined row's deletion bronze committed since the
         horizon are found on narrow reads of those models (candidate_keys);
         `rows` is read for them only (an IN filter that Spark pushes down to
-        the base model's rows), and two columns of the stored table for the
-        deleted keys.
+        the base model's rows); the query reads no stored row.
 
         Why no comparison with the stored rows: reading them whole for the
         candidate keys scanned every row of the merge-on-read table (a semi
@@ -100,11 +100,12 @@
     {%- for column, joined_model in joined.items() %}
         {%- do joined_relations.update({column: ref(joined_model[1])}) %}
     {%- endfor %}
-    {%- set horizon = bronze_read_horizon() %}
+    {%- set timeline = bronze_timeline() %}
     {%- if is_incremental() %}
         {%- set stored = bronze_watermark() %}
         {%- set watermark = stored.watermark %}
         {%- set states = joined_states(compare_joined, joined_relations, columns) %}
+        {%- set key_type = stored_column_type(key_column) %}
     {%- endif %}
 with
 
@@ -215,29 +216,29 @@ incoming_rows as (
 
 ),
 
--- the keys soft-deleted since the horizon that the table still holds (a
--- deletion applied by an earlier run is not merged again), in a read of two
--- of its columns. A marker's ordering value is never older than the stored
--- row's (a row merged from a read that ran while the deletion's commit was
--- in flight can carry a newer joined commit), so no table type can ignore
--- the delete as stale (apache/hudi#19978 on merge-on-read).
+-- a delete marker for each key soft-deleted since the horizon, ordered by
+-- the newest bronze commit completed when this run looked, or the
+-- deletion's if newer: no stored row carries a newer commit
+-- (bronze_timeline), so no table type can ignore the delete as stale
+-- (apache/hudi#19978 on merge-on-read), and no stored row is read for its
+-- ordering value. A key the table no longer holds (a deletion an earlier
+-- run applied) matches nothing: the merge neither deletes nor inserts it.
+-- The key is cast to the stored key's type: bronze's record ids are bigint.
 deleted_rows as (
 
-    select /*+ broadcast(deleted_keys) */
-        stored_rows.{{ key_column }},
+    select
+        cast(record_id as {{ key_type }}) as {{ key_column }},
         greatest(
-            stored_rows.bronze_commit_time, deleted_keys.bronze_commit_time
+            bronze_commit_time, {{ timeline.newest_commit }}
         ) as bronze_commit_time
-    from {{ this }} as stored_rows
-    inner join deleted_keys
-        on stored_rows.{{ key_column }} = deleted_keys.record_id
+    from deleted_keys
 
 ),
 
 -- every row read for the candidate keys, and a delete marker for each
--- deleted key still stored. A soft-deleted key has no incoming row (the base
--- model holds live rows only); the full join keeps one row per key should
--- two reads of a bronze table see different commits.
+-- deleted key. A soft-deleted key has no incoming row (the base model holds
+-- live rows only); the full join keeps one row per key should two reads of
+-- a bronze table see different commits.
 batch as (
 
     select
@@ -279,11 +280,25 @@ final as (
         is_deleted_in_bronze,
         {%- endif %}
         bronze_commit_time,
-        {{ horizon }} as bronze_read_horizon
+        {{ timeline.read_horizon }} as bronze_read_horizon
 
     from batch
 
 )
 
 select * from final
+{%- endmacro %}
+
+
+{% macro stored_column_type(column_name) -%}
+    {#- The type of `column_name` in the stored table `this`, to cast a value
+        read elsewhere to it: a deleted record's id (bigint for every bronze
+        table) must not widen the fact's key, or the merge's schema check
+        fails. 'bigint' when `this` is a unit test's fixture. -#}
+    {%- if this is string -%}{{ return('bigint') }}{%- endif -%}
+    {%- for column in adapter.get_columns_in_relation(this)
+        if column.name == column_name -%}
+        {{ return(column.data_type) }}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error(this ~ ' has no column ' ~ column_name) }}
 {%- endmacro %}

@@ -190,9 +190,9 @@ def ingest_while_dbt_reads(spark, conf, tables: list, root: Path) -> dict:
 
 def check_hourly_test_scope(results: dict, target: Path) -> None:
     """The hourly build tested the marts (an incremental fact's merged rows only, from
-    the copy its post-hook keeps) and the singular row checks, the sales' on the same
-    copy; the views' tests, the whole-table reconciliations and the unit tests are the
-    daily build's."""
+    the copy its post-hook keeps) and the sales' singular row checks on the same copy;
+    the views' tests, the date checks, the whole-table reconciliations and the unit
+    tests are the daily build's."""
     nodes = json.loads((target / "manifest.json").read_text())["nodes"]
     tested = [nodes[r["unique_id"]] for r in results["results"] if r["unique_id"] in nodes]
     materialized = {key: node["config"].get("materialized") for key, node in nodes.items()}
@@ -201,8 +201,9 @@ def check_hourly_test_scope(results: dict, target: Path) -> None:
     tested = [n for n in tested if n["resource_type"] == "test"]
     assert {n["fqn"][1] for n in tested} == {"marts", "singular"}
     assert not any(r["unique_id"].startswith("unit_test.") for r in results["results"])
-    assert not any("reconciliations" in n["fqn"] for n in tested)
     row_checks = {"assert_all_sale_amounts_are_positive", "assert_all_sale_quantities_are_positive"}
+    # the date checks (on a staging view) and the reconciliations are the daily build's
+    assert {n["name"] for n in tested if n["fqn"][1] == "singular"} == row_checks
     scoped = [
         n for n in tested
         if n.get("attached_node") == "model.tickit_lakehouse.fct_sales" or n["name"] in row_checks
@@ -270,8 +271,9 @@ def hudi_options(model: str, conf) -> str:
 
 def test_a_fact_delete_is_never_stale_on_merge_on_read(built) -> None:
     """apache/hudi#19978 on a table with fct_sales' own options: a delete whose ordering
-    value is older than the stored row's is ignored; the marker incremental_fact writes
-    (the newer of the two) deletes."""
+    value is older than the stored row's is ignored; the marker incremental_fact writes,
+    ordered by bronze's newest commit (never older than a stored row's), deletes, and a
+    marker for a key the table does not hold changes nothing."""
     _, conf, *_ = built
     table = f"{MARTS}.test_stale_delete"
     q = stack.query
@@ -282,16 +284,22 @@ def test_a_fact_delete_is_never_stale_on_merge_on_read(built) -> None:
         "'20240110000000000' as bronze_commit_time"
     )
 
-    def delete(ordering: str) -> list:
+    def delete(key: str, ordering: str) -> list:
         q(
-            f"merge into {table} as d using (select 'k7' as sale_key, '{ordering}' "
-            "as bronze_commit_time) as s on s.sale_key = d.sale_key when matched then delete"
+            f"merge into {table} as d using (select '{key}' as sale_key, '{ordering}' "
+            "as bronze_commit_time, true as is_deleted_in_bronze) as s "
+            "on s.sale_key = d.sale_key "
+            "when matched and s.is_deleted_in_bronze then delete "
+            "when not matched and not s.is_deleted_in_bronze then insert "
+            "(sale_key, bronze_commit_time) values (s.sale_key, s.bronze_commit_time)"
         )
-        return q(f"select sale_key from {table}")
+        return q(f"select sale_key, bronze_commit_time from {table}")
 
     try:
-        assert delete("20240109000000000") == [("k7",)]  # the deletion's own commit: ignored
-        assert delete("20240110000000000") == []  # greatest(stored, deletion): deleted
+        stored = [("k7", "20240110000000000")]
+        assert delete("k7", "20240109000000000") == stored  # older than the row: ignored
+        assert delete("k8", "20240111000000000") == stored  # a key not stored: nothing
+        assert delete("k7", "20240110000000000") == []  # bronze's newest commit: deleted
     finally:
         q(f"drop table if exists {table}")
 
