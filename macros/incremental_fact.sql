@@ -294,8 +294,9 @@ select * from final
     {#- The type of `column_name` in the stored table `this`, to cast a value
         read elsewhere to it: a deleted record's id (bigint for every bronze
         table) must not widen the fact's key, or the merge's schema check
-        fails. 'bigint' when `this` is a unit test's fixture. -#}
-    {%- if this is string -%}{{ return('bigint') }}{%- endif -%}
+        fails. 'bigint' when `this` is a unit test's fixture, or when
+        nothing executes (a linter rendering the model). -#}
+    {%- if not execute or this is string -%}{{ return('bigint') }}{%- endif -%}
     {%- for column in adapter.get_columns_in_relation(this)
         if column.name == column_name -%}
         {{ return(column.data_type) }}
