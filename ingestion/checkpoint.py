@@ -65,10 +65,13 @@ def write_options(checkpoint: Checkpoint) -> dict[str, str]:
 
 
 def table_exists(spark: SparkSession, path: str) -> bool:
-    """True when a Hudi table (its .hoodie folder) is at `path`."""
+    """True when a Hudi table is at `path`: its `.hoodie/hoodie.properties`, not the
+    folder alone, which a writer creating the table makes first (a reader that took the
+    folder for a table failed on its missing properties while the table was created)."""
     jvm = spark._jvm
-    meta = jvm.org.apache.hadoop.fs.Path(f"{to_hadoop_uri(path).rstrip('/')}/.hoodie")
-    return bool(meta.getFileSystem(spark._jsc.hadoopConfiguration()).exists(meta))
+    uri = f"{to_hadoop_uri(path).rstrip('/')}/.hoodie/hoodie.properties"
+    properties = jvm.org.apache.hadoop.fs.Path(uri)
+    return bool(properties.getFileSystem(spark._jsc.hadoopConfiguration()).exists(properties))
 
 
 def read_checkpoint(spark: SparkSession, path: str, topic: str) -> Checkpoint:
