@@ -38,7 +38,9 @@ user_changes as (
         users_changelog.change_position,
         users_changelog.changed_at,
         users_changelog.change_operation = 'd' as is_delete,
-        {{ surrogate_key(tracked_columns) }} as tracked_hash,
+        -- compared as a struct: a hash of the values joined with a separator
+        -- took ("Mary-Ann", "Lee") and ("Mary", "Ann-Lee") for no change
+        struct({{ tracked_columns | join(', ') }}) as tracked_values,
         -- how many truncates came before the change: a change after a
         -- truncate never continues a version opened before it
         size(
@@ -75,7 +77,7 @@ sequenced as (
     select
         *,
         lag(change_position) over by_position as previous_position,
-        lag(tracked_hash) over by_position as previous_hash,
+        lag(tracked_values) over by_position as previous_values,
         lag(is_delete) over by_position as previous_is_delete,
         lag(truncate_epoch) over by_position as previous_truncate_epoch
     from user_changes
@@ -99,7 +101,7 @@ boundaries as (
                 previous_position is null
                 or previous_is_delete
                 or truncate_epoch != previous_truncate_epoch
-                or tracked_hash != previous_hash
+                or tracked_values != previous_values
         end
 
 ),
@@ -111,6 +113,12 @@ versions as (
         lead(change_position) over by_position as next_position,
         lead(changed_at) over by_position as next_changed_at,
         lead(is_delete) over by_position as next_is_delete,
+        -- the running count of versions opened so far, in the same window
+        -- as the leads (a row_number over the kept rows would sort the
+        -- users' changes once more)
+        cast(
+            sum(case when is_delete then 0 else 1 end) over by_position as int
+        ) as version_number,
         -- ended by a truncate when one comes before the next boundary
         coalesce(
             next_truncate_position
@@ -128,10 +136,7 @@ final as (
         {{ surrogate_key(['versions.user_id', 'versions.change_position']) }}
             as user_version_key,
         versions.user_id,
-        row_number() over (
-            partition by versions.user_id
-            order by versions.change_position
-        ) as version_number,
+        versions.version_number,
         users_changelog.username,
         users_changelog.first_name,
         users_changelog.last_name,

@@ -1,3 +1,6 @@
+{#- An anti join on the live sales' buyers: a non-buyer needs no first
+    purchase date, so the buyers' aggregate and their join back to the users
+    (int_buyers_extracted_from_users) would be work thrown away. -#}
 with
 
 users as (
@@ -6,9 +9,9 @@ users as (
 
 ),
 
-buyers as (
+sales as (
 
-    select * from {{ ref('int_buyers_extracted_from_users') }}
+    select * from {{ ref('stg_tickit__sales') }}
 
 ),
 
@@ -21,9 +24,8 @@ non_buyers as (
         {{ user_profile_columns('users') }}
 
     from users
-    left join buyers
-        on users.user_id = buyers.user_id
-    where buyers.user_id is null
+    left anti join sales
+        on users.user_id = sales.buyer_id
 
 )
 
