@@ -7,6 +7,7 @@ and free ports, set in the environment before any project module reads them.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -23,10 +24,40 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+_GIVEN_PORTS: set[int] = set()
+
+
+def _ephemeral_floor() -> int:
+    """The lowest port the kernel hands out on its own (outgoing connections, bind to 0)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A loopback port free now, below the kernel's ephemeral range, never given twice.
+
+    Ports are chosen at the start of the run for servers started much later
+    (the docs site 40 minutes in): a port from the ephemeral range could be
+    taken meanwhile by any outgoing connection or random-port listener, and
+    the server would fail with "Address already in use". Below the range,
+    only a program asking for that very port can take it.
+    """
+    floor = _ephemeral_floor()
+    candidates = list(range(max(1024, floor - 12000), floor))
+    random.shuffle(candidates)
+    for port in candidates:
+        if port in _GIVEN_PORTS:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _GIVEN_PORTS.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port below {floor}")
 
 
 _HOME = Path(tempfile.mkdtemp(prefix="lakehouse-test-"))
