@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
+from ingestion.hudi_timeline import TABLE_PROPERTIES
 from ingestion.paths import to_hadoop_uri
 
 PREFIX = "lakehouse."
@@ -65,11 +66,9 @@ def write_options(checkpoint: Checkpoint) -> dict[str, str]:
 
 
 def table_exists(spark: SparkSession, path: str) -> bool:
-    """True when a Hudi table is at `path`: its `.hoodie/hoodie.properties`, not the
-    folder alone, which a writer creating the table makes first (a reader that took the
-    folder for a table failed on its missing properties while the table was created)."""
+    """True when a Hudi table is at `path` (its properties file, TABLE_PROPERTIES)."""
     jvm = spark._jvm
-    uri = f"{to_hadoop_uri(path).rstrip('/')}/.hoodie/hoodie.properties"
+    uri = f"{to_hadoop_uri(path).rstrip('/')}/.hoodie/{TABLE_PROPERTIES}"
     properties = jvm.org.apache.hadoop.fs.Path(uri)
     return bool(properties.getFileSystem(spark._jsc.hadoopConfiguration()).exists(properties))
 

@@ -17,6 +17,11 @@ from typing import Any
 
 from ingestion.paths import to_hadoop_uri
 
+# A Hudi table is at a path once `.hoodie` holds this file: a writer creating
+# the table makes the folder first, and a reader that took the folder alone for
+# a table failed on the missing properties while the table was created.
+TABLE_PROPERTIES = "hoodie.properties"
+
 COMPLETED = re.compile(r"^(?P<t>\d+)_(?P<done>\d+)\.(?P<action>commit|deltacommit|replacecommit)$")
 
 
@@ -38,7 +43,7 @@ def timeline_files(spark: Any, path: str) -> dict[str, float] | None:
     """The table's timeline files and their times; None when there is no Hudi table."""
     base = to_hadoop_uri(path).rstrip("/")
     meta = _mtimes(spark, f"{base}/.hoodie")
-    if meta is None:
+    if meta is None or TABLE_PROPERTIES not in meta:
         return None
     return _mtimes(spark, f"{base}/.hoodie/timeline") or {}
 
