@@ -31,7 +31,7 @@ from lakehouse.bench.ingest_results import (
 )
 from lakehouse.bench.measure import ContenderFailed, run_measured
 from lakehouse.bench.peers import PEERS, Peer, bench_jars_dir
-from lakehouse.bench.staging import Landing, generate_landing, open_landing, stage
+from lakehouse.bench.staging import Landing, reuse_or_generate, stage
 from lakehouse.output import console
 
 DATABASE = "bench_bronze"
@@ -40,19 +40,6 @@ LABELS = {
     "streamer": "HoodieStreamer (DeltaStreamer)",
     "ceiling": "ceiling: plain Spark JSON -> Parquet",
 }
-
-
-def _landing(work: Path, scale: float, batches: int, log: Callable[[str], None]) -> Landing:
-    """The generated CDC, reused when a previous run generated the same options."""
-    source = work / "source"
-    manifest = source / "_manifest.json"
-    if manifest.exists():
-        options = json.loads(manifest.read_text())["options"]
-        if options["scale"] == scale and options["change_batches"] == batches:
-            log(f"reusing the CDC generated earlier in {source}")
-            return open_landing(source)
-    log(f"generating TICKIT CDC, scale {scale}, {batches} change batch(es) -> {source}")
-    return generate_landing(source, scale, batches, progress=True)
 
 
 @dataclass(frozen=True)
@@ -304,7 +291,7 @@ def run_ingest_bench(
     load_before = report.machine()["load_average_1m"]
     conf = settings()
     work = conf.home / "bench" / "ingest"
-    landing = _landing(work, scale, change_batches, log)
+    landing = reuse_or_generate(work / "source", scale, change_batches, log)
     fresh(work / "logs")
     log(f"{landing.events(0):,} snapshot events, {landing.batches - 1} change batch(es)")
     with catalog_running(conf, log):

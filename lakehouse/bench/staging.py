@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,15 +61,41 @@ class Landing:
         return self.events(0)
 
 
-def generate_landing(out: Path, scale: float, change_batches: int, progress: bool) -> Landing:
-    """Generate TICKIT CDC in the unwrapped format into `out` (emptied first)."""
+def generate_landing(
+    out: Path, scale: float, change_batches: int, progress: bool, faults: bool = True
+) -> Landing:
+    """Generate TICKIT CDC in the unwrapped format into `out` (emptied first).
+
+    `faults` keeps the generator's truncate and schema change in change batch 2;
+    without them every batch is an ordinary day of changes (what an hourly
+    build after the first one sees in `bench dbt`).
+    """
     shutil.rmtree(out, ignore_errors=True)
+    plain = {} if faults else {"truncate_table": None, "schema_change_batch": change_batches + 1}
     options = GenerateOptions(
-        out=str(out), scale=scale, format=FORMAT, change_batches=change_batches
+        out=str(out), scale=scale, format=FORMAT, change_batches=change_batches, **plain
     )
     with ProgressBar(enabled=progress) as bar:
         generate(options, bar)
     return open_landing(out)
+
+
+def reuse_or_generate(
+    source: Path, scale: float, batches: int, log: Callable[[str], None], faults: bool = True
+) -> Landing:
+    """The generated CDC in `source`, reused when an earlier run generated the same options."""
+    manifest = source / "_manifest.json"
+    if manifest.exists():
+        options = json.loads(manifest.read_text())["options"]
+        if (
+            options["scale"] == scale
+            and options["change_batches"] == batches
+            and (options["truncate_table"] is not None) == faults
+        ):
+            log(f"reusing the CDC generated earlier in {source}")
+            return open_landing(source)
+    log(f"generating TICKIT CDC, scale {scale}, {batches} change batch(es) -> {source}")
+    return generate_landing(source, scale, batches, progress=True, faults=faults)
 
 
 def open_landing(root: Path) -> Landing:

@@ -134,7 +134,7 @@ def test_the_peers_transform_gives_the_expected_state(ingest_results, spark) -> 
         assert against_expected(spark, table, peer, expected)["differing_keys"] == 0, table.name
 
 
-def test_bench_dbt_reports_full_and_incremental_builds(local_stack, tmp_path) -> None:
+def test_bench_dbt_reports_full_and_two_hours_of_incremental_builds(local_stack, tmp_path) -> None:
     # The incremental mart and its parents, without tests (some need the whole project).
     results, printed = run_bench(
         "dbt",
@@ -147,18 +147,20 @@ def test_bench_dbt_reports_full_and_incremental_builds(local_stack, tmp_path) ->
         results=tmp_path,
     )
     assert results["valid"] is True
-    for build in ("full", "incremental"):
+    for build in ("full", "incremental", "next_incremental"):
         figures = results[build]
         assert figures["returncode"] == 0 and figures["seconds"] > 0
         assert figures["nodes"] > 0 and set(figures["statuses"]) == {"success"}
         assert figures["layer_seconds"]["staging"] > 0
         assert figures["layer_seconds"]["marts"] > 0
         assert figures["model_seconds"]["fct_sales"] > 0
-    # The incremental build is the hourly job's, with its test scope.
-    assert "{tests_scope: touched, maintain_facts: false}" in results["incremental"]["args"]
-    assert results["incremental_vs_full"] > 0
+    # The incremental builds are the hourly job's, with its test scope, one per change batch.
+    for build in ("incremental", "next_incremental"):
+        assert "{tests_scope: touched, maintain_facts: false}" in results[build]["args"]
+        assert results[f"{build}_vs_full"] > 0
     assert results["change_events"] > 0
-    assert "incremental/full" in printed and "bench dbt done" in printed
+    assert "first hour incremental/full" in printed and "next hour incremental/full" in printed
+    assert "bench dbt done" in printed
 
 
 def test_peak_sampler_counts_child_processes() -> None:
