@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ingestion.decode.events import read_lines
 from ingestion.decode.single_file import decode_file
 
 from .bronze import make_landing
@@ -59,3 +60,27 @@ def test_decodes_every_generated_format_with_types_from_the_schema(spark, tmp_pa
         assert all(r["_cdc_op"] == "r" for r in rows), fmt
         assert isinstance(rows[0]["pricepaid"], float), fmt  # a decimal, not base64 text
         assert rows[0]["saletime"].startswith("20"), fmt
+
+
+def test_lines_keep_their_file_order_across_scan_splits(spark, tmp_path: Path) -> None:
+    # Files the scan cuts into many splits: each line keeps its number in its own
+    # file, and the lines stay in as many partitions as the scan made (not the
+    # four shuffle partitions that held a --scale 10 topic in 600 MiB each).
+    paths = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.json"
+        path.write_text("".join(json.dumps({"n": n, "file": name}) + "\n" for n in range(2000)))
+        paths.append(str(path))
+    split_bytes = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "4096")  # about 15 splits per file
+    try:
+        lines = read_lines(spark, paths, [])
+        partitions = lines.rdd.getNumPartitions()
+        rows = lines.select("file", "line", "raw").collect()
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", split_bytes)
+    assert partitions > int(spark.conf.get("spark.sql.shuffle.partitions"))
+    assert len(rows) == 4000
+    for row in rows:
+        event = json.loads(row.raw)
+        assert (Path(row.file).stem, row.line) == (event["file"], event["n"])
