@@ -127,7 +127,11 @@ def ingest(landing: Landing, batch: int, work: Path) -> dict[str, Any]:
         DATABASE,
     )
     run = run_measured(command, process_env(), work / "logs" / f"ingest-{batch}.log")
-    return {"seconds": run.seconds, "events": landing.events(batch)}
+    return {
+        "seconds": run.seconds,
+        "peak_rss_bytes": run.peak_rss_bytes,
+        "events": landing.events(batch),
+    }
 
 
 def _build_row(label: str, b: dict[str, Any]) -> list[str]:
@@ -190,9 +194,20 @@ def markdown(results: dict[str, Any]) -> str:
             "(the hourly job's arguments)",
             *slowest,
             *(_ratio_line(results, name) for name in INCREMENTALS),
+            _setup_line(results["setup_ingest"]),
             *([] if results["valid"] else ["- **a dbt build failed: figures void** (see its log)"]),
         ]
     )
+
+
+def _setup_line(setup: list[dict[str, Any]]) -> str:
+    """The setup ingestions' own figures: not the benchmark's, but ingestion at this scale."""
+    runs = ", ".join(
+        f"{'snapshot' if batch == 0 else f'batch {batch}'} {run['events']:,} events in "
+        f"{run['seconds']:.0f} s, peak RSS {report.gib(run['peak_rss_bytes'])}"
+        for batch, run in enumerate(setup)
+    )
+    return f"- setup ingestion (ours, beside the idle Thrift server): {runs}"
 
 
 def _ratio(build: dict[str, Any], full: dict[str, Any]) -> float | None:

@@ -159,6 +159,11 @@ def test_bench_dbt_reports_full_and_two_hours_of_incremental_builds(local_stack,
         assert "{tests_scope: touched, maintain_facts: false}" in results[build]["args"]
         assert results[f"{build}_vs_full"] > 0
     assert results["change_events"] > 0
+    snapshot, first_batch, _ = results["setup_ingest"]  # the snapshot, then one batch an hour
+    assert snapshot["events"] == results["rows"]
+    assert first_batch["events"] == results["change_events"]
+    assert all(run["peak_rss_bytes"] > 0 for run in results["setup_ingest"])
+    assert "setup ingestion (ours" in printed
     assert "first hour incremental/full" in printed and "next hour incremental/full" in printed
     assert "bench dbt done" in printed
 
