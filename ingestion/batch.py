@@ -1,9 +1,9 @@
 """Steps 2 and 3 of a table's run: decode the planned batch, then count it once.
 
 Decoding reads the bronze table's current columns first, so that columns added
-by earlier runs keep their types. Counting is one Spark job over the three
-decoded frames, which also fills the events and rejects caches that the
-commits then read.
+by earlier runs keep their types. Counting is one Spark job over the lines and
+the decoded rows, which also fills the decoded rows' cache: the events and
+rejects that the commits then read are filters over it.
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ class DecodedBatch:
     events: DataFrame  # source columns + _cdc_* + _cdc_event_id, truncates included
     rejects: DataFrame  # raw, source_file, line, reason
     lines: DataFrame  # the classified lines
+    rows: DataFrame  # the decoded lines that events and rejects filter (cached)
     columns: tuple[str, ...]  # source columns, config order then new ones
 
     def unpersist(self) -> None:
-        for frame in (self.rejects, self.events, self.lines):
+        for frame in (self.rows, self.lines):
             frame.unpersist()
 
 
@@ -67,17 +68,19 @@ def decode_batch(
     ingested_at: str,
     profile: Profiler,
 ) -> DecodedBatch:
-    """Read the plan's batch from its source and decode it; events and rejects cached."""
+    """Read the plan's batch from its source and decode it; the decoded lines cached."""
     table = plan.table
     with profile.step("bronze schema"):
         declared = {**existing_columns(spark, plan), **table.columns}
     spec = DecodeSpec(table.source.connector, table.key, declared)
     with profile.step("decode"):
         decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)
+    rows = decoded.rows.cache()  # events and rejects, filters over it, read it from the cache
     return DecodedBatch(
-        events=decoded.events.cache(),
-        rejects=decoded.rejects.cache(),
+        events=decoded.events,
+        rejects=decoded.rejects,
         lines=decoded.lines,
+        rows=rows,
         columns=tuple(decoded.columns),
     )
 

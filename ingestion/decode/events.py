@@ -65,14 +65,42 @@ class DecodeSpec:
     columns: dict[str, FieldType] = field(default_factory=dict)  # declared / bronze types
 
 
+# The columns `Decoded.rows` holds beside an event's: why the line is rejected
+# (null when it is applied), its number in its file, and its text when rejected.
+REJECTION = "_rejection"
+LINE = "_line"
+REJECTED_RAW = "_rejected_raw"
+
+
 @dataclass
 class Decoded:
-    """The decoded events, rejected lines and the columns that were found."""
+    """Every decoded line once, the columns that were found, and the classified lines.
 
-    events: DataFrame  # source columns + _cdc_* + _cdc_event_id (truncates included)
-    rejects: DataFrame  # raw, source_file, line, reason
+    `events` and `rejects` are filters over `rows`, so a caller that caches
+    `rows` decodes each line once. Cached apart, each of the two decoded every
+    line again, and Spark's optimizer pushed each filter below the decoding's
+    projection: every expression of the decoder ran in the filter and again
+    after it.
+    """
+
+    rows: DataFrame  # events' columns + REJECTION, LINE, REJECTED_RAW; tombstones left out
     columns: dict[str, FieldType]  # final column types, config order then new columns
     lines: DataFrame  # classified lines (cached), for counting
+
+    @property
+    def events(self) -> DataFrame:
+        """Source columns + _cdc_* + _cdc_event_id, truncates included."""
+        return self.rows.where(F.col(REJECTION).isNull()).drop(REJECTION, LINE, REJECTED_RAW)
+
+    @property
+    def rejects(self) -> DataFrame:
+        """raw, source_file, line, reason."""
+        return self.rows.where(F.col(REJECTION).isNotNull()).select(
+            F.col(REJECTED_RAW).alias("raw"),
+            F.col("_cdc_source_file").alias("source_file"),
+            F.col(LINE).alias("line"),
+            F.col(REJECTION).alias("reason"),
+        )
 
 
 def _line_partitions(spark: SparkSession, text: DataFrame) -> int:
@@ -349,11 +377,8 @@ def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
     checked = typed.where(F.col("flavour") != "tombstone").withColumn(
         "rejection", _rejection(spec, columns, names, bad_versions)
     )
-    rejects = checked.where(F.col("rejection").isNotNull()).select(
-        "raw", F.col("file").alias("source_file"), "line", F.col("rejection").alias("reason")
-    )
-    events = _events(checked.where(F.col("rejection").isNull()), spec, names, ingested_at)
-    return Decoded(events=events, rejects=rejects, columns=columns, lines=lines)
+    rows = _rows(checked, spec, names, ingested_at)
+    return Decoded(rows=rows, columns=columns, lines=lines)
 
 
 def _rejection(
@@ -404,10 +429,10 @@ def _undecodable(columns: dict[str, FieldType], names: dict[str, str]) -> Column
     return F.coalesce(*failures) if failures else F.lit(None).cast("string")
 
 
-def _events(accepted: DataFrame, spec: DecodeSpec, names: dict[str, str], ingested_at: str):
-    """The accepted lines as events: source columns plus the `_cdc_*` columns."""
+def _rows(checked: DataFrame, spec: DecodeSpec, names: dict[str, str], ingested_at: str):
+    """The checked lines as events (source and `_cdc_*` columns) with why each is rejected."""
     source_ts = F.coalesce(F.col("src")["ts_ms"], F.col("src")["source_ts_ms"])
-    events = accepted.select(
+    events = checked.select(
         *[F.col(column).alias(name) for name, column in names.items()],
         F.col("op").alias("_cdc_op"),
         timestamp_from_millis(source_ts).alias("_cdc_source_ts"),
@@ -417,6 +442,9 @@ def _events(accepted: DataFrame, spec: DecodeSpec, names: dict[str, str], ingest
         (F.col("op") == "d").alias("_cdc_is_deleted"),
         F.col("file").alias("_cdc_source_file"),
         F.lit(ingested_at).cast("timestamp").alias("_cdc_ingested_at"),
+        F.col("rejection").alias(REJECTION),
+        F.col("line").alias(LINE),
+        F.when(F.col("rejection").isNotNull(), F.col("raw")).alias(REJECTED_RAW),
     )
     event_id = F.sha2(
         F.concat_ws("|", *[F.col(k).cast("string") for k in spec.key], "_cdc_position", "_cdc_op"),
