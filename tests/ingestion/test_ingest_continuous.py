@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from py4j.protocol import Py4JJavaError
+
 from ingestion.checkpoint import read_checkpoint
 from ingestion.paths import table_path
 from ingestion.sources.landing import parse_file_name
@@ -61,7 +63,22 @@ def applied(spark, conf, database: str, batch: int, generated: Landing) -> Calla
     """True once the bronze checkpoint is past the start offset of the batch's last file."""
     last = max(parse_file_name(f, TOPIC).offset for f in generated.files(batch)[TOPIC])
     path = table_path(conf, database, TABLE)
-    return lambda: read_checkpoint(spark, path, TOPIC).offsets.get(0, -1) >= last
+    return lambda: committed_offset(spark, path) >= last
+
+
+def committed_offset(spark, path: str) -> int:
+    """The table's checkpointed offset; -1 while the service is still writing its properties.
+
+    This poll is a reader racing the writer: Hudi writes `hoodie.properties` in
+    place (at creation, and again when the metadata table's partitions are
+    added), so a read can find it empty and Hudi says the table does not exist.
+    """
+    try:
+        return read_checkpoint(spark, path, TOPIC).offsets.get(0, -1)
+    except Py4JJavaError as error:
+        if error.java_exception.getClass().getName().endswith("TableNotFoundException"):
+            return -1
+        raise
 
 
 def assert_exact_state(spark, conf, database: str, root: Path) -> None:
