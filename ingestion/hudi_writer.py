@@ -33,6 +33,13 @@ HARD_DELETE_COLUMN = "_hoodie_is_deleted"
 # file), not `shuffle_partitions` tasks of a few rows each.
 EVENTS_PER_TASK = 250_000
 
+# The changelog's files below this size take a batch's new events (Hudi's
+# small-file handling), which rewrites the file. Hudi's default, 100 MB, had
+# every --scale 10 change batch rewrite a 50 MB file of a million old events
+# per table to add 46 thousand. Under this limit a batch rewrites only files
+# still small, at the cost of one more file per 8 MB or so of events.
+CHANGELOG_SMALL_FILE_BYTES = 8 * 1024**2
+
 
 def parallelism(events: int, most: int) -> int:
     """Hudi's shuffle parallelism for a batch of `events`: one task per EVENTS_PER_TASK."""
@@ -123,6 +130,7 @@ def changelog_options(table: TableConfig, parallelism: int) -> dict[str, str]:
         "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
         "hoodie.table.ordering.fields": "_cdc_position",
         "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.parquet.small.file.limit": str(CHANGELOG_SMALL_FILE_BYTES),
         # Append-mostly and read whole: no index to keep in a metadata table.
         "hoodie.metadata.enable": "false",
         "hoodie.index.type": "SIMPLE",

@@ -1,0 +1,46 @@
+"""The writer's Hudi options, checked on real Hudi tables read back."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ingestion import hudi_writer
+from ingestion.config import load_tables
+
+
+def events(spark, first: int, count: int):
+    """`count` changelog rows keyed by event id, with a position to order them."""
+    rows = [(f"e{n}", f"{n:020d}", n) for n in range(first, first + count)]
+    schema = "_cdc_event_id string, _cdc_position string, salesid int"
+    return spark.createDataFrame(rows, schema).coalesce(1)
+
+
+def file_versions(path: Path) -> Counter:
+    """Versions per file group (Hudi's file id): 2 means a commit rewrote the file."""
+    names = [p.name for p in path.glob("*.parquet")]
+    return Counter(name.split("_")[0] for name in names)
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected"),
+    [
+        (None, [2]),  # the project's limit: the first file is small, so it takes the new events
+        (1, [1, 1]),  # past the limit: the file is left as it is, the events go to a new one
+    ],
+)
+def test_a_changelog_file_past_the_small_file_limit_is_never_rewritten(
+    spark, tmp_path: Path, monkeypatch, limit: int | None, expected: list[int]
+) -> None:
+    if limit is not None:
+        monkeypatch.setattr(hudi_writer, "CHANGELOG_SMALL_FILE_BYTES", limit)
+    table = load_tables(database="writer_test")["sales"]
+    path = str(tmp_path / "sales_changelog")
+    options = hudi_writer.changelog_options(table, parallelism=1)
+    hudi_writer.write(events(spark, 0, 50), path, options, "bulk_insert", new_table=True)
+    hudi_writer.write(events(spark, 50, 20), path, options, "upsert", new_table=False)
+    assert sorted(file_versions(tmp_path / "sales_changelog").values()) == expected
+    stored = spark.read.format("hudi").load(path).select("salesid").collect()
+    assert sorted(r.salesid for r in stored) == list(range(70))
