@@ -70,8 +70,8 @@ def committed_offset(spark, path: str) -> int:
     """The table's checkpointed offset; -1 while the service is still writing its properties.
 
     This poll is a reader racing the writer: Hudi writes `hoodie.properties` in
-    place (at creation, and again when the metadata table's partitions are
-    added), so a read can find it empty and Hudi says the table does not exist.
+    place (when it creates the table, and when a commit updates the table's
+    config), so a read can find it empty and Hudi says the table does not exist.
     """
     try:
         return read_checkpoint(spark, path, TOPIC).offsets.get(0, -1)
