@@ -37,10 +37,10 @@ def test_a_changelog_file_past_the_small_file_limit_is_never_rewritten(
     if limit is not None:
         monkeypatch.setattr(hudi_writer, "CHANGELOG_SMALL_FILE_BYTES", limit)
     table = load_tables(database="writer_test")["sales"]
-    path = str(tmp_path / "sales_changelog")
+    path = tmp_path / "sales_changelog"
     options = hudi_writer.changelog_options(table, parallelism=1)
-    hudi_writer.write(events(spark, 0, 50), path, options, "bulk_insert", new_table=True)
-    hudi_writer.write(events(spark, 50, 20), path, options, "upsert", new_table=False)
-    assert sorted(file_versions(tmp_path / "sales_changelog").values()) == expected
-    stored = spark.read.format("hudi").load(path).select("salesid").collect()
+    hudi_writer.write(events(spark, 0, 50), str(path), options, "bulk_insert", new_table=True)
+    hudi_writer.write(events(spark, 50, 20), str(path), options, "upsert", new_table=False)
+    assert sorted(file_versions(path).values()) == expected
+    stored = spark.read.format("hudi").load(str(path)).select("salesid").collect()
     assert sorted(r.salesid for r in stored) == list(range(70))
