@@ -82,6 +82,11 @@ class Settings:
         return self.jars
 
     @property
+    def jvm_archive(self) -> Path:
+        """The Spark driver's class-data-sharing archive, made by `make setup` (jvm_archive.py)."""
+        return self.jars / "spark-driver.jsa"
+
+    @property
     def run_dir(self) -> Path:
         """Pid files and logs of the local stack."""
         return self.home / "run"

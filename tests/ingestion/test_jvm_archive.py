@@ -1,0 +1,40 @@
+"""The class archive `make setup` records is one every Spark driver of the project can map.
+
+`-Xshare:on` turns the JVM's silent fallback (start without the archive) into
+an error, so a driver started with it fails when the archive is missing, was
+made by another JDK, or for another class path.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from ingestion.settings import settings
+from ingestion.spark import driver_java_options
+
+SESSION = """
+import sys
+from dataclasses import replace
+from ingestion.settings import settings
+from ingestion.spark import build_session
+conf = settings()
+java = {"spark.driver.extraJavaOptions": sys.argv[1]}
+spark = build_session("archive-check", replace(conf, spark_conf={**conf.spark_conf, **java}))
+print("answer", spark.sql("select 6 * 7").first()[0])
+"""
+
+
+def test_setup_made_the_archive_and_a_driver_maps_it(local_stack) -> None:
+    archive = settings().jvm_archive
+    assert archive.stat().st_size > 50 * 1024**2, archive
+    options = driver_java_options(settings())
+    assert f"-XX:SharedArchiveFile={archive}" in options
+    done = subprocess.run(
+        [sys.executable, "-c", SESSION, f"{options} -Xshare:on"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0 and "answer 42" in done.stdout, done.stdout + done.stderr[-3000:]
