@@ -43,6 +43,7 @@ class Settings:
     hudi_conf_dir: Path
     driver_memory: str
     executor_memory: str
+    job_java_options: str
     shuffle_partitions: int
     parallel_tables: int
     lock_wait_seconds: int

@@ -74,15 +74,19 @@ def driver_class_path(conf: Settings) -> str:
 QUIET_ARCHIVE = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
 
-def driver_java_options(conf: Settings) -> str:
-    """The driver JVM's options: UTC, and the class archive once `make setup` has made it.
+def driver_java_options(conf: Settings, job: bool = True) -> str:
+    """The driver JVM's options: UTC, the class archive once `make setup` has made it,
+    and a job's own options (`job_java_options`; the long-running Thrift server passes
+    `job=False`).
 
     Mapping the archive's classes instead of loading and verifying them from the
-    jars halves a driver's start (about 9 s to 5 s to a first query here).
+    jars takes a driver's start and first query from 6.5 s to 4.3 s here.
     """
     options = "-Duser.timezone=UTC"
     if conf.jvm_archive.exists():
         options += f" -XX:SharedArchiveFile={conf.jvm_archive} {QUIET_ARCHIVE}"
+    if job and conf.job_java_options:
+        options += f" {conf.job_java_options}"
     return options
 
 

@@ -21,7 +21,7 @@ import pyspark
 
 from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
-from ingestion.spark import spark_conf, spark_env
+from ingestion.spark import driver_java_options, spark_conf, spark_env
 from lakehouse import thrift_client
 
 # Where the project's own web servers (docs, dashboard) listen, whatever the Thrift host.
@@ -83,6 +83,7 @@ def _derby_command(conf: Settings) -> list[str]:
 
 def _thrift_command(conf: Settings) -> list[str]:
     values = spark_conf(conf)
+    values["spark.driver.extraJavaOptions"] = driver_java_options(conf, job=False)
     command = [
         str(spark_home() / "bin" / "spark-submit"),
         "--class",

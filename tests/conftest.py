@@ -75,6 +75,8 @@ os.environ.update(
         "LAKEHOUSE_THRIFT_PORT": str(free_port()),
         "LAKEHOUSE_METASTORE_PORT": str(free_port()),
         "LAKEHOUSE_DRIVER_MEMORY": "3g",
+        # Jobs on test-sized data finish before C2's compilations pay back.
+        "LAKEHOUSE_JOB_JAVA_OPTIONS": "-XX:TieredStopAtLevel=1",
         "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
         "LAKEHOUSE_THRIFT_DRIVER_MEMORY": "3g",
         "LAKEHOUSE_DOCS_PORT": str(free_port()),

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 from ingestion.settings import settings
-from ingestion.spark import driver_java_options
+from ingestion.spark import driver_java_options, spark_conf
+from lakehouse import stack
 
 SESSION = """
 import sys
@@ -38,3 +40,15 @@ def test_setup_made_the_archive_and_a_driver_maps_it(local_stack) -> None:
         check=False,
     )
     assert done.returncode == 0 and "answer 42" in done.stdout, done.stdout + done.stderr[-3000:]
+
+
+def test_job_options_reach_the_jobs_not_the_thrift_server() -> None:
+    conf = replace(settings(), job_java_options="-XX:TieredStopAtLevel=1")
+    assert "-XX:TieredStopAtLevel=1" in spark_conf(conf)["spark.driver.extraJavaOptions"]
+    thrift = [
+        arg
+        for arg in stack._thrift_command(conf)
+        if arg.startswith("spark.driver.extraJavaOptions")
+    ]
+    assert thrift == [f"spark.driver.extraJavaOptions={driver_java_options(conf, job=False)}"]
+    assert "TieredStopAtLevel" not in thrift[0] and "SharedArchiveFile" in thrift[0]
