@@ -23,7 +23,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from datetime import UTC, datetime
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -205,18 +204,8 @@ def ingest(
     conf: Settings,
     tables: list[TableConfig],
     log: Callable[[str], None],
-    run_record: Path | None = None,
     startup: tuple[StepTiming, ...] = (),
 ) -> IngestRun:
-    """Ingest each table once (one micro-batch); write the run record; return the results."""
+    """Ingest each table once (one micro-batch); return the results."""
     with Engine(spark, conf, tables, log) as engine:
-        run = engine.run_batch(startup=startup)
-    if run_record is not None:
-        write_run_record(run_record, run)
-    return run
-
-
-def write_run_record(path: Path, run: IngestRun) -> None:
-    """The run as JSON at `path` (`.lakehouse/runs/ingest-*.json`)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(run.to_json())
+        return engine.run_batch(startup=startup)

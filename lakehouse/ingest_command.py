@@ -20,6 +20,7 @@ from rich.table import Table
 from ingestion.config import TableConfig, load_tables, select_tables
 from ingestion.continuous import serve
 from ingestion.engine import Engine, ingest
+from ingestion.nothing_new import nothing_new
 from ingestion.preflight import check_run
 from ingestion.profile import StepTiming, timed
 from ingestion.results import IngestRun, TableResult
@@ -69,6 +70,15 @@ def _summary(run: IngestRun, seconds: float, record: Path, profile: bool) -> Non
     )
 
 
+def write_run_record(conf: Settings, run: IngestRun) -> Path:
+    """The run as JSON in `.lakehouse/runs/ingest-<time>.json`; returns its path."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    record = conf.home / "runs" / f"ingest-{stamp}.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(run.to_json())
+    return record
+
+
 def _start_session(conf: Settings, continuous: bool) -> tuple[SparkSession, StepTiming]:
     """The Spark session; a continuous service's JVM ignores SIGTERM (see `run_continuous`)."""
     started = time.monotonic()
@@ -95,10 +105,8 @@ def run_once(
 ) -> int:
     """One micro-batch over the tables, its summary, its run record."""
     started = time.monotonic()
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    record = conf.home / "runs" / f"ingest-{stamp}.json"
-    run = ingest(spark, conf, tables, output.say, run_record=record, startup=startup)
-    _summary(run, time.monotonic() - started, record, profile)
+    run = ingest(spark, conf, tables, output.say, startup=startup)
+    _summary(run, time.monotonic() - started, write_run_record(conf, run), profile)
     return EXIT_QUARANTINED if run.quarantined else 0
 
 
@@ -144,6 +152,10 @@ def run_ingest(
     conf = load_settings(overrides)
     selected = select_tables(load_tables(), tables)
     check_run(conf, landing=any(t.source.kind == "landing" for t in selected))
+    if not continuous and (run := nothing_new(conf, selected)) is not None:
+        record = write_run_record(conf, run)
+        _summary(run, run.seconds, record, profile)
+        return 0
     spark, startup = _start_session(conf, continuous)
     if continuous:
         return run_continuous(spark, conf, selected, profile)

@@ -32,6 +32,7 @@ from lakehouse.bench.staging import generate_landing, stage
 
 DATABASE = "jvm_archive"
 SCALE = 0.001
+JVM_EXIT_SECONDS = 300
 
 
 def scratch_settings(scratch: Path, dump: Path) -> Settings:
@@ -68,7 +69,12 @@ def train(scratch: Path, dump: Path) -> None:
         ingest(spark, conf, tables, log=lambda line: None)
     for table in tables:
         spark.sql(f"select count(*) from {DATABASE}.{table.name}").collect()
+    jvm = spark.sparkContext._gateway.proc  # the driver JVM pyspark started
     spark.stop()
+    # The JVM exits when its stdin closes, and writes the archive as it exits:
+    # wait for it, or this process ends first and the archive is still being written.
+    jvm.stdin.close()
+    jvm.wait(timeout=JVM_EXIT_SECONDS)
 
 
 def make_archive(conf: Settings) -> Path:

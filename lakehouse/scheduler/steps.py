@@ -88,8 +88,12 @@ class JobRunner:
         return self._spark
 
     def _ingest_with_engine(self, tables: list[TableConfig]) -> IngestRun:
+        """The engine's run; a job that has not started Spark yet first asks without it."""
         from ingestion.engine import ingest
+        from ingestion.nothing_new import nothing_new
 
+        if self._spark is None and (run := nothing_new(self.conf, tables)) is not None:
+            return run
         return ingest(self.spark(), self.conf, tables, self.log)
 
     def ingest(self, step: Step, record: StepRecord) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestion.nothing_new import nothing_new
 from ingestion.paths import table_path
 from lakehouse.cdc.generate import OpMix
 
@@ -153,6 +154,8 @@ def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, po
         landing, tmp_path / "lake", database, **{k: str(v) for k, v in extra.items()}
     )
     kill_when(process, lambda: CRASH_POINTS[point](conf, database))
+    # The JVM-free check sees what the kill left unapplied, at every crash point.
+    assert nothing_new(conf, bronze_tables(database, ("sales",))) is None
 
     results = run_ingest(spark, conf, bronze_tables(database, ("sales",)))
     assert results["sales"].committed
@@ -160,7 +163,9 @@ def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, po
     assert differences(rows, expected(landing, "sales"), "salesid") == []
     changelog = spark_rows(spark, conf, database, "sales_changelog")
     assert len({r["_cdc_event_id"] for r in changelog}) == len(changelog)
-    # A third run finds nothing new: the rerun's checkpoint covers every file.
+    # A third run finds nothing new: the rerun's checkpoint covers every file;
+    # the JVM-free check, reading the same commits, agrees.
+    assert nothing_new(conf, bronze_tables(database, ("sales",))) is not None
     assert not run_ingest(spark, conf, bronze_tables(database, ("sales",)))["sales"].committed
 
 
@@ -207,4 +212,6 @@ def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Pa
     assert differences(rows, expected(landing, "sales"), "salesid") == []
     changelog = spark_rows(spark, conf, database, "sales_changelog")
     assert len({r["_cdc_event_id"] for r in changelog}) == len(changelog)
+    # The newest completed commit is the compaction's, without a checkpoint: walked past.
+    assert nothing_new(conf, mor) is not None
     assert not run_ingest(spark, conf, mor)["sales"].committed

@@ -1,0 +1,125 @@
+"""A run with nothing new, told without starting Spark.
+
+A one-shot `lakehouse ingest` (the hourly job's first step) that finds nothing
+new spent most of its 6 to 7 s starting a JVM to learn it. This reads what the
+engine's plan reads (plan.py), the same way, in Python: each table's and its
+changelog's checkpoint from the newest completed Hudi commit that holds one
+(the commit's Avro file in `.hoodie/timeline/`, as `table_state.read_state`
+walks them), and the topic's sink files (`landing.plan_files` on a local
+listing). It answers only when it is sure: anything it cannot read as the
+engine would (a remote lake or landing, a Kafka source, a file the engine
+would warn about, a commit file it cannot parse, commits without a checkpoint)
+sends the run down the ordinary path. It takes no lock and writes nothing; a
+commit landing meanwhile leaves either the old state with new files (not
+nothing new) or the new state.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import fastavro
+
+from ingestion.checkpoint import KEY, Checkpoint, oldest
+from ingestion.config import TableConfig
+from ingestion.hudi_timeline import COMPLETED, TABLE_PROPERTIES
+from ingestion.paths import TablePaths
+from ingestion.profile import StepTiming
+from ingestion.results import IngestRun, TableResult
+from ingestion.settings import Settings
+from ingestion.sources.landing import LandingFile, parse_file_name, plan_files
+
+STEP = "nothing-new check"
+
+
+class Unsure(Exception):
+    """Something is not readable the way the engine reads it: take the ordinary path."""
+
+
+def local_path(path: str) -> Path:
+    """A local folder from a path or file: URI; other stores are the engine's to read."""
+    if path.startswith("file:"):
+        return Path("/" + path.removeprefix("file:").lstrip("/"))
+    if "://" in path:
+        raise Unsure(path)
+    return Path(path)
+
+
+def _extra_metadata(commit: Path) -> dict[str, str]:
+    """The commit's extra metadata (HoodieCommitMetadata, an Avro file in Hudi 1.x)."""
+    try:
+        with commit.open("rb") as avro:
+            records = list(fastavro.reader(avro))
+    except Exception as error:  # any unreadable file (torn, another format) means unsure
+        raise Unsure(f"{commit}: {error}") from error
+    if len(records) != 1:
+        raise Unsure(f"{commit}: {len(records)} records")
+    return records[0].get("extraMetadata") or {}
+
+
+def committed_checkpoint(path: str, topic: str) -> Checkpoint:
+    """What read_state finds: the newest completed commit's checkpoint; empty with no table."""
+    hoodie = local_path(path) / ".hoodie"
+    if not (hoodie / TABLE_PROPERTIES).exists():
+        return Checkpoint(topic)
+    timeline = hoodie / "timeline"
+    names = os.listdir(timeline) if timeline.is_dir() else []
+    completed = sorted((m["t"], name) for name in names if (m := COMPLETED.match(name)))
+    for _, name in reversed(completed):
+        if text := _extra_metadata(timeline / name).get(KEY):
+            return Checkpoint.from_json(text)
+    if completed:  # the engine would walk the same commits; leave the odd case to it
+        raise Unsure(f"{path}: no completed commit holds a checkpoint")
+    return Checkpoint(topic)
+
+
+def topic_files(landing: str, topic: str) -> list[LandingFile]:
+    """The topic's sink files, as `list_topic_files` lists them, or unsure at any odd one."""
+    root = local_path(landing) / "topics" / topic
+    found: list[LandingFile] = []
+    for folder, _, names in os.walk(root, followlinks=True):
+        for name in names:
+            path = Path(folder) / name
+            parsed = parse_file_name(str(path), topic)
+            if parsed is None or path.stat().st_size == 0:
+                raise Unsure(f"{path}: the engine warns about it")  # and says why, each run
+            found.append(parsed)
+    return sorted(found)
+
+
+def _table_is_current(conf: Settings, table: TableConfig) -> bool:
+    paths = TablePaths.of(conf, table)
+    committed = oldest(
+        [
+            committed_checkpoint(paths.bronze, table.topic),
+            committed_checkpoint(paths.changelog, table.topic),
+        ]
+    )
+    return plan_files(table.topic, topic_files(conf.landing, table.topic), committed).empty
+
+
+def nothing_new(conf: Settings, tables: list[TableConfig]) -> IngestRun | None:
+    """The run's record when no table has anything new; None when one has, or when unsure."""
+    if any(table.source.kind != "landing" for table in tables):
+        return None
+    ingested_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    started = time.monotonic()
+    results = []
+    try:
+        for table in tables:
+            begun = time.monotonic()
+            if not _table_is_current(conf, table):
+                return None
+            seconds = round(time.monotonic() - begun, 3)
+            results.append(
+                TableResult(table.name, seconds=seconds, profile=(StepTiming(STEP, seconds),))
+            )
+    except Unsure:
+        return None
+    elapsed = round(time.monotonic() - started, 3)
+    return IngestRun(
+        ingested_at, elapsed, conf.landing, conf.lake, tuple(results), (StepTiming(STEP, elapsed),)
+    )

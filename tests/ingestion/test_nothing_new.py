@@ -1,0 +1,157 @@
+"""The JVM-free nothing-new check: it answers only when the engine would find nothing new.
+
+Timelines here are written as Hudi 1.x writes completed commits (an Avro
+HoodieCommitMetadata with the checkpoint in its extra metadata), with only the
+fields the check reads; the crash tests check it on real Hudi tables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import fastavro
+import pytest
+
+from ingestion.checkpoint import KEY, Checkpoint
+from ingestion.nothing_new import STEP, nothing_new
+from ingestion.paths import TablePaths
+from ingestion.settings import Settings
+
+from .bronze import settings_for, tables_for
+
+LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
+
+COMMIT_SCHEMA = fastavro.parse_schema(
+    {
+        "type": "record",
+        "name": "HoodieCommitMetadata",
+        "namespace": "org.apache.hudi.avro.model",
+        "fields": [
+            {
+                "name": "extraMetadata",
+                "type": ["null", {"type": "map", "values": ["null", "string"]}],
+                "default": None,
+            }
+        ],
+    }
+)
+
+
+def commit(table: Path, requested: str, offsets: dict[int, int] | None, topic: str) -> Path:
+    """A completed commit; `offsets` None leaves the checkpoint out (a compaction's commit)."""
+    timeline = table / ".hoodie" / "timeline"
+    timeline.mkdir(parents=True, exist_ok=True)
+    (table / ".hoodie" / "hoodie.properties").touch()
+    extra = {} if offsets is None else {KEY: Checkpoint(topic, offsets).to_json()}
+    path = timeline / f"{requested}_{int(requested) + 5}.commit"
+    with path.open("wb") as out:
+        fastavro.writer(out, COMMIT_SCHEMA, [{"extraMetadata": extra}])
+    return path
+
+
+def sink_file(landing: Path, topic: str, offset: int, text: str = "{}\n") -> Path:
+    folder = landing / "topics" / topic / "year=2026" / "month=11" / "day=25"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{topic}+0+{offset:010d}.json"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def current(tmp_path: Path) -> tuple[Settings, list, TablePaths]:
+    """One table whose bronze and changelog both committed the landing's two files."""
+    conf = settings_for(tmp_path / "landing", tmp_path / "lake")
+    tables = tables_for("quick", ("category",))
+    topic, paths = tables[0].topic, TablePaths.of(conf, tables[0])
+    for offset in (0, 5):
+        sink_file(tmp_path / "landing", topic, offset)
+    for table in (paths.bronze, paths.changelog):
+        commit(Path(table), "20261125100000000", {0: 0}, topic)
+        commit(Path(table), "20261125110000000", {0: 5}, topic)
+    return conf, tables, paths
+
+
+def test_nothing_new_is_told_with_every_table_in_the_record(current) -> None:
+    conf, tables, _ = current
+    run = nothing_new(conf, tables)
+    assert run is not None and run.events == 0 and run.touched == []
+    assert [(r.table, r.committed, r.files) for r in run.tables] == [("category", False, 0)]
+    assert [step.step for step in run.steps] == [STEP]
+
+
+def test_a_new_file_is_left_to_the_engine(current, tmp_path: Path) -> None:
+    conf, tables, _ = current
+    sink_file(tmp_path / "landing", tables[0].topic, 9)
+    assert nothing_new(conf, tables) is None
+
+
+def test_a_bronze_behind_its_changelog_is_left_to_the_engine(current) -> None:
+    """A crash between the changelog's commit and the bronze's: bronze must catch up."""
+    conf, tables, paths = current
+    newest = sorted((Path(paths.bronze) / ".hoodie" / "timeline").iterdir())[-1]
+    newest.unlink()
+    assert nothing_new(conf, tables) is None
+
+
+def test_a_commit_without_a_checkpoint_is_walked_past(current) -> None:
+    conf, tables, paths = current
+    commit(Path(paths.bronze), "20261125120000000", None, tables[0].topic)
+    assert nothing_new(conf, tables) is not None
+
+
+def test_a_torn_commit_file_is_left_to_the_engine(current) -> None:
+    conf, tables, paths = current
+    torn = commit(Path(paths.bronze), "20261125120000000", {0: 5}, tables[0].topic)
+    torn.write_bytes(torn.read_bytes()[:20])
+    assert nothing_new(conf, tables) is None
+
+
+@pytest.mark.parametrize("stray", ["notes.txt", "tickit.ems.category+0+0000000003.json"])
+def test_a_file_the_engine_warns_about_is_left_to_it(current, tmp_path: Path, stray) -> None:
+    """A file that is not the topic's, or an empty sink file: the engine says why, each run."""
+    conf, tables, _ = current
+    folder = next((tmp_path / "landing" / "topics" / tables[0].topic).rglob("day=*"))
+    (folder / stray).touch()
+    assert nothing_new(conf, tables) is None
+
+
+def test_remote_stores_and_kafka_sources_are_left_to_the_engine(current) -> None:
+    conf, tables, _ = current
+    assert nothing_new(dataclasses.replace(conf, lake="s3a://bucket/lake"), tables) is None
+    kafka = dataclasses.replace(tables[0].source, kind="kafka")
+    assert nothing_new(conf, [dataclasses.replace(tables[0], source=kafka)]) is None
+
+
+def test_no_table_and_no_files_is_nothing_new(tmp_path: Path) -> None:
+    conf = settings_for(tmp_path / "landing", tmp_path / "lake")
+    assert nothing_new(conf, tables_for("quick", ("category", "sales"))) is not None
+
+
+def test_lakehouse_ingest_with_nothing_new_starts_no_spark(local_stack, current, tmp_path) -> None:
+    """The command prints its usual summary and record; the record's only step is the check."""
+    conf, _, _ = current
+    env = {
+        **os.environ,
+        "LAKEHOUSE_LANDING": conf.landing,
+        "LAKEHOUSE_LAKE": conf.lake,
+        "LAKEHOUSE_BRONZE_DATABASE": "quick",
+    }
+    done = subprocess.run(
+        [LAKEHOUSE, "ingest", "--tables", "category"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = done.stdout.strip().splitlines()[-1]
+    assert summary.startswith("ingested 0 events from 0 files into 0 table(s)"), summary
+    record = json.loads(Path(summary.rsplit("run record ", 1)[1]).read_text())
+    assert [step["step"] for step in record["steps"]] == [STEP]
+    assert [(t["table"], t["committed"]) for t in record["tables"]] == [("category", False)]
