@@ -83,7 +83,9 @@ def _derby_command(conf: Settings) -> list[str]:
 
 def _thrift_command(conf: Settings) -> list[str]:
     values = spark_conf(conf)
-    values["spark.driver.extraJavaOptions"] = driver_java_options(conf, job=False)
+    # A long-running server: the jobs' own JVM options are not for it (unless set in spark_conf).
+    if "spark.driver.extraJavaOptions" not in conf.spark_conf:
+        values["spark.driver.extraJavaOptions"] = driver_java_options(conf, job=False)
     command = [
         str(spark_home() / "bin" / "spark-submit"),
         "--class",

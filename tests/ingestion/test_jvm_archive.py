@@ -52,3 +52,6 @@ def test_job_options_reach_the_jobs_not_the_thrift_server() -> None:
     ]
     assert thrift == [f"spark.driver.extraJavaOptions={driver_java_options(conf, job=False)}"]
     assert "TieredStopAtLevel" not in thrift[0] and "SharedArchiveFile" in thrift[0]
+    # Options a user set in spark_conf reach the server as they are.
+    mine = replace(conf, spark_conf={"spark.driver.extraJavaOptions": "-Dmine=1"})
+    assert "spark.driver.extraJavaOptions=-Dmine=1" in stack._thrift_command(mine)
