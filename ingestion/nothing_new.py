@@ -117,7 +117,7 @@ def nothing_new(conf: Settings, tables: list[TableConfig]) -> IngestRun | None:
             results.append(
                 TableResult(table.name, seconds=seconds, profile=(StepTiming(STEP, seconds),))
             )
-    except Unsure:
+    except (Unsure, OSError):  # OSError: a file gone or unreadable while looked at
         return None
     elapsed = round(time.monotonic() - started, 3)
     return IngestRun(

@@ -1,12 +1,12 @@
 """`make setup`'s last step: the class-data-sharing archive every Spark driver starts from.
 
 A fresh driver JVM loads and verifies the classes of Spark, Hive's client and
-Hudi before its first query: about 9 s of every one-shot `lakehouse ingest`,
+Hudi before its first query: 6.5 s of every one-shot `lakehouse ingest`,
 test and bench process on this machine. This records the classes one real
 ingestion loads (a tiny generated snapshot and change batch, into a scratch
 lake with an embedded Derby catalog, so no running stack is needed or touched)
 with `-XX:ArchiveClassesAtExit`; `ingestion.spark.driver_java_options` then
-maps them from the archive, about 5 s to a first query. The JVM checks the
+maps them from the archive, 4.3 s to a first query. The JVM checks the
 archive against its own build and class path and ignores it, silently, when
 either changed; `make setup` makes it again when the jars or packages change.
 
