@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from datetime import UTC, datetime
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -34,7 +33,7 @@ from ingestion.config import TableConfig
 from ingestion.locks import table_lock
 from ingestion.plan import TableMemory, TablePlan, plan_table, source_for
 from ingestion.profile import Profiler, StepTiming
-from ingestion.results import BatchCounts, BronzeCounts, IngestRun, TableResult
+from ingestion.results import BatchCounts, BronzeCounts, IngestRun, TableResult, ingestion_time
 from ingestion.settings import Settings
 
 
@@ -183,7 +182,7 @@ class Engine:
         `startup` holds steps timed before (the Spark session's start), kept
         with the run's own in the record.
         """
-        ingested_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        ingested_at = ingestion_time()
         started = time.monotonic()
         # Tables are independent; overlapping their commits hides Hudi's per-commit latency.
         results = tuple(

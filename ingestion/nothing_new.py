@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import fastavro
@@ -26,9 +25,9 @@ import fastavro
 from ingestion.checkpoint import KEY, Checkpoint, oldest
 from ingestion.config import TableConfig
 from ingestion.hudi_timeline import COMPLETED, TABLE_PROPERTIES
-from ingestion.paths import TablePaths
+from ingestion.paths import TablePaths, to_local_path
 from ingestion.profile import StepTiming
-from ingestion.results import IngestRun, TableResult
+from ingestion.results import IngestRun, TableResult, ingestion_time
 from ingestion.settings import Settings
 from ingestion.sources.landing import LandingFile, parse_file_name, plan_files
 
@@ -39,13 +38,11 @@ class Unsure(Exception):
     """Something is not readable the way the engine reads it: take the ordinary path."""
 
 
-def local_path(path: str) -> Path:
-    """A local folder from a path or file: URI; other stores are the engine's to read."""
-    if path.startswith("file:"):
-        return Path("/" + path.removeprefix("file:").lstrip("/"))
-    if "://" in path:
-        raise Unsure(path)
-    return Path(path)
+def local_path(uri: str) -> Path:
+    """The local folder of `uri`; other stores (s3a://...) are the engine's to read."""
+    if (path := to_local_path(uri)) is None:
+        raise Unsure(uri)
+    return path
 
 
 def _extra_metadata(commit: Path) -> dict[str, str]:
@@ -105,7 +102,7 @@ def nothing_new(conf: Settings, tables: list[TableConfig]) -> IngestRun | None:
     """The run's record when no table has anything new; None when one has, or when unsure."""
     if any(table.source.kind != "landing" for table in tables):
         return None
-    ingested_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    ingested_at = ingestion_time()
     started = time.monotonic()
     results = []
     try:

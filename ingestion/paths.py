@@ -7,6 +7,7 @@ importing each other.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ingestion.config import TableConfig
 from ingestion.settings import Settings
@@ -21,6 +22,13 @@ def to_hadoop_uri(uri: str) -> str:
     if "://" in uri or uri.startswith("file:"):
         return uri
     return "file://" + uri
+
+
+def to_local_path(uri: str) -> Path | None:
+    """The local path of a plain path or file: URI; None for other stores (s3a://...)."""
+    if uri.startswith("file:"):
+        return Path("/" + uri.removeprefix("file:").lstrip("/"))
+    return None if "://" in uri else Path(uri)
 
 
 def table_path(conf: Settings, database: str, table: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ingestion.profile import StepTiming
@@ -122,6 +123,11 @@ class TableResult:
 
     def to_record(self) -> dict[str, Any]:
         return {**asdict(self), "events_per_second": self.events_per_second}
+
+
+def ingestion_time() -> str:
+    """Now, as a run stamps its rows (`_ingested_at`) and its record (`started_at`)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 @dataclass(frozen=True)

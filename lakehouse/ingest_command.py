@@ -70,11 +70,17 @@ def _summary(run: IngestRun, seconds: float, record: Path, profile: bool) -> Non
     )
 
 
+def run_record_path(conf: Settings, kind: str) -> Path:
+    """`.lakehouse/runs/<kind>-<time>`, its folder made: where a run keeps its record."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    record = conf.home / "runs" / f"{kind}-{stamp}"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    return record
+
+
 def write_run_record(conf: Settings, run: IngestRun) -> Path:
     """The run as JSON in `.lakehouse/runs/ingest-<time>.json`; returns its path."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    record = conf.home / "runs" / f"ingest-{stamp}.json"
-    record.parent.mkdir(parents=True, exist_ok=True)
+    record = run_record_path(conf, "ingest").with_suffix(".json")
     record.write_text(run.to_json())
     return record
 
@@ -117,9 +123,7 @@ def run_continuous(
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    record = conf.home / "runs" / f"ingest-continuous-{stamp}.jsonl"
-    record.parent.mkdir(parents=True, exist_ok=True)
+    record = run_record_path(conf, "ingest-continuous").with_suffix(".jsonl")
 
     def on_batch(run: IngestRun) -> None:
         with record.open("a") as lines:

@@ -24,7 +24,6 @@ import argparse
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -34,6 +33,7 @@ from ingestion.config import TableConfig, load_tables
 from ingestion.decode.events import CDC_COLUMNS, DecodeSpec, classify, decode, read_lines
 from ingestion.hudi_writer import HARD_DELETE_COLUMN, ORDERING_COLUMN
 from ingestion.paths import to_hadoop_uri
+from ingestion.results import ingestion_time
 from ingestion.settings import settings
 from lakehouse.bench.measure import report_result
 from lakehouse.bench.peers import (
@@ -49,7 +49,7 @@ from lakehouse.bench.peers import (
 def decoded_changes(spark: SparkSession, table: TableConfig, files: list[str]) -> DataFrame:
     """The phase's events as ours decodes them: source columns plus the `_cdc_*` columns."""
     spec = DecodeSpec(table.source.connector, table.key, dict(table.columns))
-    ingested_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    ingested_at = ingestion_time()
     decoded = decode(classify(read_lines(spark, files, [])), spec, ingested_at)
     return decoded.events.where("_cdc_op <> 't'").select(*decoded.columns, *CDC_COLUMNS)
 
