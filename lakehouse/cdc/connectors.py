@@ -59,17 +59,26 @@ def connector_configs(conf: Settings) -> dict[str, dict[str, str]]:
     return configs
 
 
+def register(conf: Settings, name: str, config: dict[str, str]) -> None:
+    """Create or update one connector (a PUT of its config)."""
+    try:
+        _request(conf, "PUT", f"/connectors/{name}/config", config)
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode(errors="replace")[:300]
+        raise StackError(f"connector {name} rejected by Connect: {detail}") from error
+
+
+def remove(conf: Settings, name: str) -> None:
+    """Delete one connector; its offsets and topics stay in Kafka."""
+    _request(conf, "DELETE", f"/connectors/{name}")
+
+
 def register_all(conf: Settings) -> list[str]:
     """Create or update every connector of conf/cdc/; return their names."""
-    names = []
-    for name, config in connector_configs(conf).items():
-        try:
-            _request(conf, "PUT", f"/connectors/{name}/config", config)
-        except urllib.error.HTTPError as error:
-            detail = error.read().decode(errors="replace")[:300]
-            raise StackError(f"connector {name} rejected by Connect: {detail}") from error
-        names.append(name)
-    return names
+    configs = connector_configs(conf)
+    for name, config in configs.items():
+        register(conf, name, config)
+    return list(configs)
 
 
 def states(conf: Settings) -> dict[str, str]:
