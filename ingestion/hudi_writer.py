@@ -133,7 +133,12 @@ def changelog_options(table: TableConfig, parallelism: int) -> dict[str, str]:
         "hoodie.parquet.small.file.limit": str(CHANGELOG_SMALL_FILE_BYTES),
         # Append-mostly and read whole: no index to keep in a metadata table.
         "hoodie.metadata.enable": "false",
-        "hoodie.index.type": "SIMPLE",
+        # Bloom filters in the files' footers: a batch's event ids are looked up
+        # without reading every stored id, as the simple index did (listing's and
+        # sales' lookups 3.1-3.6 s -> 1.7-1.8 s at --scale 1). Event ids are
+        # SHA-256 hex, so every file's key range spans them all: ranges prune nothing.
+        "hoodie.index.type": "BLOOM",
+        "hoodie.bloom.index.prune.by.ranges": "false",
     }
 
 
