@@ -29,7 +29,7 @@ from ingestion.paths import TablePaths, to_local_path
 from ingestion.profile import StepTiming
 from ingestion.results import IngestRun, TableResult, ingestion_time
 from ingestion.settings import Settings
-from ingestion.sources.landing import LandingFile, parse_file_name, plan_files
+from ingestion.sources.landing import LandingFile, local_statuses, parse_file_name, plan_files
 
 STEP = "nothing-new check"
 
@@ -75,15 +75,12 @@ def committed_checkpoint(path: str, topic: str) -> Checkpoint:
 
 def topic_files(landing: str, topic: str) -> list[LandingFile]:
     """The topic's sink files, as `list_topic_files` lists them, or unsure at any odd one."""
-    root = local_path(landing) / "topics" / topic
     found: list[LandingFile] = []
-    for folder, _, names in os.walk(root, followlinks=True):
-        for name in names:
-            path = Path(folder) / name
-            parsed = parse_file_name(str(path), topic)
-            if parsed is None or path.stat().st_size == 0:
-                raise Unsure(f"{path}: the engine warns about it")  # and says why, each run
-            found.append(parsed)
+    for path, size in local_statuses(local_path(landing) / "topics" / topic):
+        parsed = parse_file_name(path, topic)
+        if parsed is None or size == 0:
+            raise Unsure(f"{path}: the engine warns about it")  # and says why, each run
+        found.append(parsed)
     return sorted(found)
 
 

@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 
 from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
+from ingestion.sources import landing
 
 from .bronze import differences, expected, make_landing, run_ingest, settings_for, spark_rows
 from .bronze import tables_for as bronze_tables
@@ -100,3 +101,24 @@ def test_hostile_files_are_ignored_or_quarantined_and_the_rest_applied(
     again = run_ingest(spark, conf, tables)["category"]
     assert not again.committed and again.files == 0
     assert len(_quarantine(spark, conf)) == 3
+
+
+def test_python_lists_a_local_landing_zone_as_hadoop_does(spark, tmp_path: Path) -> None:
+    """The same paths and sizes whether Python or Hadoop's FileSystem lists a topic's folder.
+
+    The paths reach checkpoints, `_cdc_source_file` and the quarantine's keys.
+    """
+    topic = "tickit.ems.category"
+    folder = tmp_path / "topics" / topic / "year=2024" / "month=03"
+    folder.mkdir(parents=True)
+    (folder / f"{topic}+0+0000000000.json").write_text('{"a": 1}\n')
+    (folder / f"{topic}+0+0000000007.json").write_text("")
+    (folder / "README.txt").write_text("not a sink file")
+    (folder / f".{topic}+0+0000000000.json.crc").write_bytes(b"crc")  # Hadoop hides these
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / f"{topic}+1+0000000003.json").write_text("{}\n")
+    (folder / "linked").symlink_to(elsewhere, target_is_directory=True)
+    local = sorted(landing.local_statuses(tmp_path / "topics" / topic))
+    assert local == sorted(landing.hadoop_statuses(spark, str(tmp_path), topic))
+    assert [size for _, size in local] == [15, 3, 9, 0]  # README.txt, linked/..., +0, +7
