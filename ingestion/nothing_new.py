@@ -29,7 +29,7 @@ from ingestion.paths import TablePaths, to_local_path
 from ingestion.profile import StepTiming
 from ingestion.results import IngestRun, TableResult, ingestion_time
 from ingestion.settings import Settings
-from ingestion.sources.landing import LandingFile, local_statuses, parse_file_name, plan_files
+from ingestion.sources.landing import LandingFile, local_statuses, plan_files, sort_statuses
 
 STEP = "nothing-new check"
 
@@ -75,13 +75,10 @@ def committed_checkpoint(path: str, topic: str) -> Checkpoint:
 
 def topic_files(landing: str, topic: str) -> list[LandingFile]:
     """The topic's sink files, as `list_topic_files` lists them, or unsure at any odd one."""
-    found: list[LandingFile] = []
-    for path, size in local_statuses(local_path(landing) / "topics" / topic):
-        parsed = parse_file_name(path, topic)
-        if parsed is None or size == 0:
-            raise Unsure(f"{path}: the engine warns about it")  # and says why, each run
-        found.append(parsed)
-    return sorted(found)
+    found, ignored = sort_statuses(local_statuses(local_path(landing) / "topics" / topic), topic)
+    if ignored:
+        raise Unsure(f"{ignored[0][0]}: {ignored[0][1]}")  # the engine warns about it, each run
+    return found
 
 
 def _table_is_current(conf: Settings, table: TableConfig) -> bool:

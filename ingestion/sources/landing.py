@@ -55,17 +55,28 @@ def list_topic_files(spark: SparkSession, landing: str, topic: str) -> list[Land
         statuses = local_statuses(local / "topics" / topic)
     else:
         statuses = hadoop_statuses(spark, landing, topic)
+    found, ignored = sort_statuses(statuses, topic)
+    for path, reason in ignored:
+        log.warning("ignoring %s: %s", path, reason)
+    return found
+
+
+def sort_statuses(
+    statuses: list[tuple[str, int]], topic: str
+) -> tuple[list[LandingFile], list[tuple[str, str]]]:
+    """The topic's sink files in write order, and the files left out with the reason."""
     found: list[LandingFile] = []
+    ignored: list[tuple[str, str]] = []
     for path, size in statuses:
         parsed = parse_file_name(path, topic)
         if parsed is None:
-            log.warning("ignoring %s: %s", path, f"not a sink file of topic {topic}")
+            ignored.append((path, f"not a sink file of topic {topic}"))
         elif size == 0:
             # No records; left out of the batch, so it never moves the checkpoint by itself.
-            log.warning("ignoring %s: %s", path, "empty file, no records")
+            ignored.append((path, "empty file, no records"))
         else:
             found.append(parsed)
-    return sorted(found)
+    return sorted(found), ignored
 
 
 def local_statuses(root: Path) -> list[tuple[str, int]]:
