@@ -253,7 +253,7 @@ def _bench(args: argparse.Namespace) -> int:
     if args.bench_command == "ingest":
         from lakehouse.bench.ingest_bench import run_ingest_bench
 
-        ran = run_ingest_bench(args.scale, args.change_batches, args.results, output.say)
+        ran = run_ingest_bench(args.scale, args.change_batches, args.results, output.say, args.jobs)
         return 0 if ran.valid else 1
     if args.bench_command == "latency" and args.live:
         from lakehouse.bench.live_latency import run_live_latency_bench
@@ -283,6 +283,12 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     ingest.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
     ingest.add_argument(
         "--change-batches", type=int, default=5, help="change batches after the snapshot"
+    )
+    ingest.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="contenders at once (default 1; more makes a quick smoke run, not comparable figures)",
     )
     dbt = bench.add_parser("dbt", help="full vs incremental dbt build after a 1%% change batch")
     dbt.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -247,10 +248,21 @@ def results_of(landing: Landing, contenders: list[Contender], conf: Settings) ->
     )
 
 
+def each(jobs: int, work: Callable[[Plan], None], plans: Iterable[Plan]) -> None:
+    """`work` on every plan, `jobs` at a time; the first failure is raised."""
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for done in [pool.submit(work, plan) for plan in plans]:
+            done.result()
+
+
 def run_all(
-    conf: Settings, landing: Landing, work: Path, log: Callable[[str], None]
+    conf: Settings, landing: Landing, work: Path, log: Callable[[str], None], jobs: int = 1
 ) -> list[Contender]:
-    """Each contender over every phase, then each one's reads and state check."""
+    """Each contender over every phase, then each one's reads and state check.
+
+    With `jobs` > 1 contenders run side by side: their figures are no longer
+    comparable (they share the cores), which only a smoke run can afford.
+    """
     plans = [ours_plan(work), *(peer_plan(p, work) for p in PEERS)]
     engines = {"ours": "hudi", **{p.name: p.engine for p in PEERS}}
     streamer_run, ceiling = streamer_plan(conf, work), ceiling_plan(work)
@@ -258,21 +270,20 @@ def run_all(
         plans.append(streamer_run)
         engines["streamer"] = "hudi"
     plans.append(ceiling)
-    for step, plan in enumerate(plans, 1):
-        log(f"{step}/{len(plans) + 1} {plan.contender.label}")
+    steps = {plan.contender.name: step for step, plan in enumerate(plans, 1)}
+
+    def apply(plan: Plan) -> None:
+        log(f"{steps[plan.contender.name]}/{len(plans) + 1} {plan.contender.label}")
         run_contender(plan, landing, work, log)
+
+    def check(plan: Plan) -> None:
+        ceiling_root = ceiling.root if plan.contender.name == "ours" else None
+        engine = engines[plan.contender.name]
+        check_state(plan.contender, engine, plan.root, landing, work, ceiling_root)
+
+    each(jobs, apply, plans)
     log(f"{len(plans) + 1}/{len(plans) + 1} reads and final state, one process per contender")
-    for plan in plans:
-        if plan.contender.name in engines:
-            is_ours = plan.contender.name == "ours"
-            check_state(
-                plan.contender,
-                engines[plan.contender.name],
-                plan.root,
-                landing,
-                work,
-                ceiling.root if is_ours else None,
-            )
+    each(jobs, check, [plan for plan in plans if plan.contender.name in engines])
     check_ceiling(ceiling.contender, plans[0].contender, landing)
     contenders = [p.contender for p in plans]
     if not isinstance(streamer_run, Plan):
@@ -285,6 +296,7 @@ def run_ingest_bench(
     change_batches: int,
     results_dir: Path | None = None,
     log: Callable[[str], None] = print,
+    jobs: int = 1,
 ) -> IngestBenchResults:
     """Generate, run the contenders, check each final state, report; return the results."""
     started = time.monotonic()
@@ -295,8 +307,9 @@ def run_ingest_bench(
     fresh(work / "logs")
     log(f"{landing.events(0):,} snapshot events, {landing.batches - 1} change batch(es)")
     with catalog_running(conf, log):
-        contenders = run_all(conf, landing, work, log)
+        contenders = run_all(conf, landing, work, log, jobs)
     results = results_of(landing, contenders, conf)
+    results.jobs = jobs
     results.seconds = round(time.monotonic() - started, 1)
     results.load_average_before = load_before
     results.load_average_after = report.machine()["load_average_1m"]

@@ -102,6 +102,10 @@ def markdown(results: IngestBenchResults) -> str:
     lines += [_ratio_line(labels[name], r) for name, r in results.ratios.items()]
     lines += [f"- {c.label} {c.status}: {c.reason}" for c in results.contenders if not c.ran]
     lines += _goal_lines(results.goals)
+    if results.jobs > 1:
+        lines.append(
+            f"- **not comparable: {results.jobs} contenders ran at once** (--jobs, a smoke run)"
+        )
     if not results.valid:
         lines.append("- **figures void: ours' final state check failed**")
     return "\n".join(lines)

@@ -182,6 +182,7 @@ class IngestBenchResults:
     ratios: dict[str, Ratio]
     goals: dict[str, bool | None]
     valid: bool
+    jobs: int = 1  # contenders run at once; above 1 the figures are not comparable
     seconds: float = 0.0
     load_average_before: float = 0.0
     load_average_after: float = 0.0

@@ -76,7 +76,8 @@ def engine_conf(conf: Settings, engine: str, lake: Path) -> dict[str, str]:
     """The Spark settings an engine adds to the project's: its jars, extension and catalog."""
     if engine == "hudi":
         return {}
-    jars = ",".join([spark_conf(conf)["spark.jars"], *(str(j) for j in bench_jars(conf, engine))])
+    shared = spark_conf(conf).get("spark.jars")  # a cluster's; none in local mode
+    jars = ",".join(filter(None, [shared, *(str(j) for j in bench_jars(conf, engine))]))
     # Their tables are addressed by path (Delta) or a Hadoop catalog in a folder
     # (Iceberg): the shared metastore would only add a lookup to every statement.
     common = {"spark.jars": jars, "spark.sql.catalogImplementation": "in-memory"}

@@ -10,9 +10,10 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from ingestion.settings import settings
-from ingestion.spark import driver_java_options, spark_conf
+from ingestion.spark import driver_java_options, ships_jars, spark_conf
 from lakehouse import stack
 
 SESSION = """
@@ -55,3 +56,20 @@ def test_job_options_reach_the_jobs_not_the_thrift_server() -> None:
     # Options a user set in spark_conf reach the server as they are.
     mine = replace(conf, spark_conf={"spark.driver.extraJavaOptions": "-Dmine=1"})
     assert "spark.driver.extraJavaOptions=-Dmine=1" in stack._thrift_command(mine)
+
+
+def test_a_local_driver_starts_without_copying_the_jars(spark) -> None:
+    """Local mode keeps the jars on the driver's class path, not in `spark.jars`: PySpark
+    would copy all 360 MB of them into a temporary folder at every start (left behind by
+    a process killed with -9). A cluster's executors still get them shipped."""
+    from pyspark import SparkFiles
+
+    assert spark.sparkContext.master.startswith("local")
+    assert spark.sparkContext.getConf().get("spark.jars", "") == ""
+    assert list(Path(SparkFiles.getRootDirectory()).glob("*.jar")) == []
+    assert spark.conf.get("spark.sql.catalog.spark_catalog").endswith("HoodieCatalog")
+    cluster = spark_conf(replace(settings(), spark_master="spark://127.0.0.1:7077"))
+    shipped = {Path(jar).name for jar in cluster["spark.jars"].split(",")}
+    assert any(name.startswith("hudi-spark") for name in shipped)
+    assert not ships_jars("local[2]") and not ships_jars("local")
+    assert ships_jars("local-cluster[2,1,1024]")  # executors in JVMs of their own
