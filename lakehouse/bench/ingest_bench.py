@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingestion.config import load_tables
+from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
 from lakehouse.bench import report, streamer
 from lakehouse.bench.contenders import catalog_running, fresh, process_env, python_module
@@ -299,6 +300,8 @@ def run_ingest_bench(
     jobs: int = 1,
 ) -> IngestBenchResults:
     """Generate, run the contenders, check each final state, report; return the results."""
+    if jobs < 1:
+        raise UserError(f"--jobs {jobs}: give the number of contenders to run at once, 1 or more")
     started = time.monotonic()
     load_before = report.machine()["load_average_1m"]
     conf = settings()
