@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -83,6 +84,30 @@ def test_up_twice_starts_one_server(local_stack: None) -> None:
         check=False,
     ).stdout.split()
     assert len(thrift_servers) == 1
+
+
+def collections(pid: int) -> dict[str, int]:
+    """A JVM's full and concurrent GC counts so far (jstat's FGC and CGC)."""
+    names, values = subprocess.run(
+        ["jstat", "-gcutil", str(pid)], capture_output=True, text=True, check=True
+    ).stdout.split("\n")[:2]
+    counts = dict(zip(names.split(), values.split(), strict=True))
+    return {"full": int(counts["FGC"]), "concurrent": int(counts["CGC"])}
+
+
+def test_a_system_gc_does_not_stop_the_thrift_server(local_stack: None) -> None:
+    """The metastore client's System.gc() calls (CONCURRENT_EXPLICIT_GC) start a
+    concurrent cycle: no stop-the-world full collection."""
+    conf = settings()
+    thrift = next(s for s in stack.services(conf) if s.name == "thrift")
+    pid = stack.running_pid(thrift, conf)
+    assert pid is not None
+    before = collections(pid)
+    subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, check=True)
+    deadline = time.monotonic() + 30
+    while collections(pid)["concurrent"] == before["concurrent"]:
+        assert time.monotonic() < deadline, "no concurrent cycle followed System.gc()"
+    assert collections(pid)["full"] == before["full"]
 
 
 @pytest.fixture
