@@ -161,6 +161,12 @@ def _thrift_health(conf: Settings) -> None:
         raise StackError(f"health query returned {rows!r}")
 
 
+def thrift_pid(conf: Settings) -> int | None:
+    """The Thrift server's pid (its JVM) when it is up and ours, else None."""
+    thrift = next(s for s in services(conf) if s.name == "thrift")
+    return running_pid(thrift, conf)
+
+
 def running_pid(service: Service, conf: Settings) -> int | None:
     """The pid from the pid file if that process is alive and is ours (its command line)."""
     pid_file = service.pid_file(conf)

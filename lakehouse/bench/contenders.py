@@ -63,9 +63,8 @@ def thrift_running(conf: Settings, log: Callable[[str], None]) -> Iterator[int]:
     """The whole stack (dbt needs the Thrift server); yields the server's pid."""
     before = {s.name: stack.running_pid(s, conf) for s in stack.services(conf)}
     stack.up(conf, log)
-    thrift = next(s for s in stack.services(conf) if s.name == "thrift")
     try:
-        yield stack.running_pid(thrift, conf) or 0
+        yield stack.thrift_pid(conf) or 0
     finally:
         for service in reversed(stack.services(conf)):
             if before[service.name] is None and stack.stop(service, conf):

@@ -98,9 +98,7 @@ def collections(pid: int) -> dict[str, int]:
 def test_a_system_gc_does_not_stop_the_thrift_server(local_stack: None) -> None:
     """The metastore client's System.gc() calls (CONCURRENT_EXPLICIT_GC) start a
     concurrent cycle: no stop-the-world full collection."""
-    conf = settings()
-    thrift = next(s for s in stack.services(conf) if s.name == "thrift")
-    pid = stack.running_pid(thrift, conf)
+    pid = stack.thrift_pid(settings())
     assert pid is not None
     before = collections(pid)
     subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, check=True)
