@@ -41,11 +41,9 @@
     {%- endfor -%}
     {%- if var('tests_scope') == 'touched' and incremental.found and not flags.FULL_REFRESH and execute -%}
         {%- set touched = touched_rows_relation(relation) -%}
-        {#- asked of the server: dbt's relation cache predates the post-hook -#}
-        {%- set found = run_query(
-            "show tables in " ~ touched.schema ~ " like '" ~ touched.identifier ~ "'"
-        ) -%}
-        {%- if found | length > 0 -%}
+        {#- dbt's relation cache, which the post-hook that wrote the copy
+            updated (replace_parquet_table) -#}
+        {%- if load_relation(touched) is not none -%}
             {{ return(touched) }}
         {%- endif -%}
     {%- endif -%}
