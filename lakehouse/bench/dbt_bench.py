@@ -46,7 +46,7 @@ HOURS = len(INCREMENTALS)
 INCREMENTAL_GOAL = 0.25  # the incremental build should take at most a quarter of a full one
 SLOWEST_MODELS = 6  # per build in the Markdown
 PARSE_STATE = "partial_parse.msgpack"  # what dbt keeps in its target path between runs
-FULL_PARSE = "Starting full parse"  # what dbt logs when it cannot use that state
+FULL_PARSE = "Unable to do partial parsing"  # what dbt logs when it cannot use that state
 
 
 def layer_of(node: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 from collections import defaultdict
@@ -310,17 +311,25 @@ def test_a_view_is_created_again_only_when_its_definition_changes(built) -> None
     *_, root, _ = built
     view = "int_users_versioned_from_changelog"
     relation = ""
+    asked = True
+    logs = root / "views-logs"
 
     def run(*extra: str) -> str:
-        nonlocal relation
-        (result,) = dbt(["run", "-s", view, *extra], root / "views")["results"]
+        nonlocal relation, asked
+        shutil.rmtree(logs, ignore_errors=True)
+        (result,) = dbt(["run", "-s", view, "--log-path", str(logs), *extra], root / "views")[
+            "results"
+        ]
         relation = result["relation_name"]
+        asked = "show tblproperties" in (logs / "dbt.log").read_text()
         return result["message"]
 
     def interests() -> set[str]:
         return {r[0] for r in stack.query(f"describe {relation}") if r[0].startswith("likes_")}
 
     assert run() == "unchanged"
+    # the stored fingerprint came from dbt's relation cache, not a query a view
+    assert not asked
     try:
         assert run("--vars", "{interests: [sports]}") != "unchanged"  # its SQL changed
         assert interests() == {"likes_sports"}
