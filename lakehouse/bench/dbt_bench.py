@@ -109,7 +109,7 @@ def build(
     """One measured `dbt build`; memory is dbt's process tree plus the Thrift server.
 
     Each build writes its own target folder, but starts from the parse state
-    the `previous` build left, as every scheduled job does in the project's
+    the `previous` build left, as `lakehouse jobs run` does in the project's
     one target path (conf/lakehouse.yml `dbt_target_path`). dbt reuses it only
     when nothing it parsed changed, the vars included: the first hourly build
     after the full one parses everything again (its vars differ), the next
