@@ -48,8 +48,12 @@
 {% macro drop_merge_batch(target) -%}
     {#- Post-hook of the Hudi merges: the batch table
         spark__create_temporary_view wrote is dropped once the merge
-        committed (a full build has none). -#}
-    drop table if exists {{ merge_batch_relation(target) }}
+        committed (a full build has none), through replace_parquet_table
+        like the table's creation, so dbt's relation cache drops it too.
+        Renders nothing: the drop has run. -#}
+    {%- if execute -%}
+        {%- do replace_parquet_table(merge_batch_relation(target)) -%}
+    {%- endif -%}
 {%- endmacro %}
 
 
