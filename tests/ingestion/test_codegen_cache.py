@@ -35,7 +35,8 @@ def run_plan(factor):
 
 
 start = run_plan(3)
-between = max(run_plan(factor) for factor in range(10, 70))
+for factor in range(10, 70):
+    between = run_plan(factor)
 print("between", between - start)
 print("again", run_plan(3) - between)
 """
