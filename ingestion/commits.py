@@ -8,6 +8,8 @@ rows are keyed by file and line and a rerun overwrites them.
 
 from __future__ import annotations
 
+import functools
+import logging
 import time
 
 from pyspark.sql import DataFrame, SparkSession
@@ -23,6 +25,9 @@ from ingestion.plan import TablePlan
 from ingestion.profile import Profiler
 from ingestion.results import BatchCounts
 from ingestion.settings import Settings
+from ingestion.table_state import BUCKETS_KEY
+
+log = logging.getLogger(__name__)
 
 
 def timed_write(
@@ -100,6 +105,37 @@ def write_changelog(
     )
 
 
+@functools.cache
+def _warn_kept_layout(table: str, kept: hudi_writer.BronzeLayout) -> None:
+    """Once per process: the continuous service would say it at every micro-batch."""
+    log.warning(
+        "%s: the bronze table is %s with %s and stays so; table_type and buckets in "
+        "conf/tables.yml apply to new tables (drop the table and its changelog to re-create it)",
+        table,
+        "merge-on-read" if kept.merge_on_read else "copy-on-write",
+        f"{kept.buckets} bucket(s)" if kept.buckets else "a global index",
+    )
+
+
+def bronze_layout(conf: Settings, plan: TablePlan) -> hudi_writer.BronzeLayout:
+    """A new table's layout from its config; an existing one keeps its own.
+
+    A table's type and buckets cannot change once it has data (Hudi would look
+    for a key's old version in the wrong file group), so a config that asks
+    for others is reported, not applied.
+    """
+    state = plan.bronze
+    threshold = conf.record_index_min_mb * 1024**2
+    record_index = hudi_writer.use_record_index(state.data_bytes, state.record_index, threshold)
+    wanted = hudi_writer.new_layout(plan.table, record_index)
+    if not plan.bronze_exists:
+        return wanted
+    kept = state.layout(wanted, record_index)
+    if (kept.merge_on_read, kept.buckets) != (wanted.merge_on_read, wanted.buckets):
+        _warn_kept_layout(plan.table.name, kept)
+    return kept
+
+
 def write_bronze(
     conf: Settings, plan: TablePlan, bronze: DataFrame, counts: BatchCounts, profile: Profiler
 ) -> None:
@@ -110,17 +146,17 @@ def write_bronze(
     """
     new_bronze = not plan.bronze_exists
     parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
-    record_index = hudi_writer.use_record_index(
-        plan.bronze.data_bytes, plan.bronze.record_index, conf.record_index_min_mb * 1024**2
-    )
+    layout = bronze_layout(conf, plan)
+    buckets = {BUCKETS_KEY: str(layout.buckets)} if layout.buckets is not None else {}
     timed_write(
         profile,
         "bronze write",
         bronze,
         plan.paths.bronze,
         {
-            **hudi_writer.bronze_options(plan.table, parallelism, record_index),
+            **hudi_writer.bronze_options(plan.table, parallelism, layout),
             **write_options(plan.batch.checkpoint),
+            **buckets,
         },
         "bulk_insert" if new_bronze and counts.only_inserts else "upsert",
         new_bronze,

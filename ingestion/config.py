@@ -56,6 +56,7 @@ class TableConfig:
     ordering: str = "source_position"
     partition_by: tuple[str, ...] = ()
     table_type: str = "cow"
+    buckets: int | None = None  # Hudi's bucket index with this many buckets, else a global index
     delete_mode: str = "soft"
     truncate: str = "delete_all"
     columns: dict[str, FieldType] = field(default_factory=dict)
@@ -94,6 +95,15 @@ class _Reader:
         value = self.text(name, default)
         if value not in options:
             raise self.fail(name, f"'{value}' is not one of {', '.join(options)}")
+        return value
+
+    def count(self, name: str) -> int | None:
+        """An optional whole number of at least 1."""
+        value = self.values.get(name)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.fail(name, f"{value!r} is not a whole number of at least 1")
         return value
 
     def names(self, name: str, required: bool) -> tuple[str, ...]:
@@ -161,10 +171,23 @@ def _table(
         ordering=reader.choice("ordering", ORDERINGS, "source_position"),
         partition_by=partition_by,
         table_type=reader.choice("table_type", TABLE_TYPES, "cow"),
+        buckets=_buckets(reader, partition_by),
         delete_mode=reader.choice("delete_mode", DELETE_MODES, "soft"),
         truncate=reader.choice("truncate", TRUNCATE_MODES, "delete_all"),
         columns=columns,
     )
+
+
+def _buckets(reader: _Reader, partition_by: tuple[str, ...]) -> int | None:
+    """The bucket count; only for an unpartitioned table, as the bucket index is not global."""
+    buckets = reader.count("buckets")
+    if buckets is not None and partition_by:
+        raise reader.fail(
+            "buckets",
+            "the bucket index finds a key only in its own partition, so a key whose "
+            "partition changes would be kept twice: remove partition_by or buckets",
+        )
+    return buckets
 
 
 def load_tables(path: Path = TABLES_FILE, database: str | None = None) -> dict[str, TableConfig]:

@@ -5,19 +5,31 @@ own ordering field and EVENT_TIME_ORDERING merge mode: within a batch the
 combine step keeps the highest position, across batches an incoming record
 older than the stored one is ignored.
 
-The index follows the table's size. A large table uses Hudi's record-level
-index (in the metadata table): lookups cost the same whatever the table's
-size. A small one uses the simple index without a metadata table: joining the
-batch's keys against the table's key column costs less than the metadata
-table's own commit, which every write otherwise pays (measured: 11 to 43 s of
-a 3-row change batch's bronze write at --scale 0.1, docs/benchmarks.md). Both
-are global for a partitioned table (a key whose partition value changes is
-moved, never copied); an unpartitioned table has one partition anyway.
+A bronze table's layout (`BronzeLayout`) is fixed when it is created:
+
+- With `buckets` (conf/tables.yml): Hudi's bucket index. A key's file group
+  is a hash of the key, so a write looks nothing up: no join of the batch's
+  keys against the table's, and half the Spark jobs of a commit. A
+  copy-on-write commit then rewrites the buckets its keys fall in, one task
+  each, where a table in one file rewrote it in one task (listing's bronze
+  write of a 1% change batch at --scale 1: 14.2 s -> 11.0 s with 4 buckets);
+  a merge-on-read one appends to their log files and compacts every fifth
+  delta commit.
+- Without: the index follows the table's size. A large table uses Hudi's
+  record-level index (in the metadata table): lookups cost the same whatever
+  the table's size. A small one uses the simple index without a metadata
+  table: joining the batch's keys against the table's key column costs less
+  than the metadata table's own commit, which every write otherwise pays
+  (measured: 11 to 43 s of a 3-row change batch's bronze write at --scale
+  0.1, docs/benchmarks.md). Both are global for a partitioned table (a key
+  whose partition value changes is moved, never copied); an unpartitioned
+  table has one partition anyway.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
@@ -77,6 +89,24 @@ def _common_options(parallelism: int) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class BronzeLayout:
+    """How a bronze table is stored and indexed; fixed at its creation (table_state.py)."""
+
+    merge_on_read: bool = False
+    buckets: int | None = None  # Hudi's bucket index with this many buckets
+    record_index: bool = False  # else the simple index (both global)
+
+
+def new_layout(table: TableConfig, record_index: bool) -> BronzeLayout:
+    """The layout a new bronze table is created with: its config's.
+
+    `record_index`: whether a table without buckets uses the record-level index.
+    """
+    buckets = table.buckets
+    return BronzeLayout(table.table_type == "mor", buckets, buckets is None and record_index)
+
+
 def use_record_index(data_bytes: int, has_record_index: bool, threshold_bytes: int) -> bool:
     """Whether a bronze table of `data_bytes` is written with the record-level index.
 
@@ -86,8 +116,16 @@ def use_record_index(data_bytes: int, has_record_index: bool, threshold_bytes: i
     return data_bytes >= (threshold_bytes // 2 if has_record_index else threshold_bytes)
 
 
-def _index_options(table: TableConfig, record_index: bool) -> dict[str, str]:
-    if record_index:
+def _index_options(table: TableConfig, layout: BronzeLayout) -> dict[str, str]:
+    if layout.buckets is not None:
+        return {
+            "hoodie.metadata.enable": "false",
+            "hoodie.index.type": "BUCKET",
+            "hoodie.index.bucket.engine": "SIMPLE",
+            "hoodie.bucket.index.num.buckets": str(layout.buckets),
+            "hoodie.bucket.index.hash.field": ",".join(table.key),
+        }
+    if layout.record_index:
         return {
             "hoodie.index.type": "RECORD_INDEX",
             "hoodie.metadata.global.record.level.index.enable": "true",
@@ -100,23 +138,20 @@ def _index_options(table: TableConfig, record_index: bool) -> dict[str, str]:
     }
 
 
-def bronze_options(
-    table: TableConfig, parallelism: int, record_index: bool = True
-) -> dict[str, str]:
+def bronze_options(table: TableConfig, parallelism: int, layout: BronzeLayout) -> dict[str, str]:
     """Options of a bronze (current state) table."""
     options = {
         **_key_options(table.name, table.database, table.key, table.partition_by),
         **_common_options(parallelism),
         "hoodie.datasource.write.table.type": (
-            "MERGE_ON_READ" if table.table_type == "mor" else "COPY_ON_WRITE"
+            "MERGE_ON_READ" if layout.merge_on_read else "COPY_ON_WRITE"
         ),
         "hoodie.table.ordering.fields": ORDERING_COLUMN[table.ordering],
         "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
-        **_index_options(table, record_index),
+        **_index_options(table, layout),
     }
-    if table.table_type == "mor":
-        # Compacts log files; a batch with inserts into a small base file rewrites it
-        # instead (Hudi's small-file handling), so a small table has none to compact.
+    if layout.merge_on_read:
+        # Merges the log files into new base files every fifth delta commit.
         options["hoodie.compact.inline"] = "true"
         options["hoodie.compact.inline.max.delta.commits"] = "5"
     return options

@@ -1,9 +1,10 @@
-"""What a run must know of a Hudi table before it writes: exists, checkpoint, columns.
+"""What a run must know of a Hudi table before it writes: exists, checkpoint, columns, layout.
 
-All three come from the table's newest commits in one pass (one listing of the
+All come from the table's newest commits in one pass (one listing of the
 timeline, one Hudi meta client, no Spark job): the checkpoint from the commit
 metadata (checkpoint.py), the columns from the schema Hudi writes into the
-same metadata. The newest completed instant is the state's version: a caller
+same metadata, the table type from its properties and the bucket count from
+the commits, as Hudi keeps it nowhere. The newest completed instant is the state's version: a caller
 that kept a state (the continuous service between micro-batches) lists the
 timeline and reuses what it has when nobody committed since.
 """
@@ -17,11 +18,16 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from ingestion.checkpoint import KEY, Checkpoint
+from ingestion.checkpoint import KEY, PREFIX, Checkpoint
 from ingestion.hudi_timeline import newest_completed, timeline_files
+from ingestion.hudi_writer import BronzeLayout
 from ingestion.paths import to_hadoop_uri
 
 SCHEMA_KEY = "schema"  # HoodieCommitMetadata.SCHEMA_KEY: the writer's Avro schema
+# A bucket-indexed bronze table's bucket count, in each of its commits: Hudi
+# takes it from the writer's options only, and a write with another count
+# would put a key's new version in another file group than its old one.
+BUCKETS_KEY = PREFIX + "buckets"
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,17 @@ class TableState:
     instant: str | None = None
     data_bytes: int = 0  # base and log files, the metadata folder left out
     record_index: bool = False  # the metadata table holds a record-level index
+    merge_on_read: bool = False
+    buckets: int | None = None  # the bucket index's bucket count, when it has one
+
+    def layout(self, wanted: BronzeLayout, record_index: bool) -> BronzeLayout:
+        """The existing table's layout; `record_index`: whether a table without buckets uses it.
+
+        Until a commit completed (a first one killed, then rolled back), no
+        stored row is placed by buckets, so those `wanted` still apply.
+        """
+        buckets = self.buckets if self.checkpoint.offsets else wanted.buckets
+        return BronzeLayout(self.merge_on_read, buckets, buckets is None and record_index)
 
 
 def _meta_client(spark: SparkSession, path: str) -> Any:
@@ -77,10 +94,12 @@ def _from_commits(
     timeline = client.getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
     checkpoint: Checkpoint | None = None
     schema: T.StructType | None = None
+    buckets: int | None = None
     for commit in reversed(list(timeline.getInstants())):
         metadata = hudi.common.table.timeline.TimelineUtils.getCommitMetadata(commit, timeline)
         if checkpoint is None and (text := metadata.getMetadata(KEY)):
             checkpoint = Checkpoint.from_json(text)
+            buckets = int(count) if (count := metadata.getMetadata(BUCKETS_KEY)) else None
         if details and schema is None and (avro := metadata.getMetadata(SCHEMA_KEY)):
             schema = _spark_schema(spark, avro)
         if checkpoint is not None and (schema is not None or not details):
@@ -88,9 +107,13 @@ def _from_commits(
     state = TableState(True, checkpoint or Checkpoint(topic), schema, instant)
     if not details:
         return state
-    partitions = set(client.getTableConfig().getMetadataPartitions())
+    config = client.getTableConfig()
     return replace(
-        state, data_bytes=_data_bytes(spark, path), record_index="record_index" in partitions
+        state,
+        data_bytes=_data_bytes(spark, path),
+        record_index="record_index" in set(config.getMetadataPartitions()),
+        merge_on_read=config.getTableType().name() == "MERGE_ON_READ",
+        buckets=buckets,
     )
 
 

@@ -4,7 +4,7 @@ Configured as a data engineer would for these files (the seed's recipe):
 JsonDFSSource over the topic's folder, FilebasedSchemaProvider with Avro
 schemas generated from conf/tables.yml, a SQL transform to bronze columns,
 `--op UPSERT`, and the same Hudi options as our bronze writer (record key,
-key generator, table type, ordering field and merge mode, record-level index),
+key generator, table type, ordering field and merge mode, bucket or record-level index),
 taken from `hudi_writer.bronze_options` so they cannot drift apart. It needs a
 hudi-utilities(-slim) bundle of our Hudi version in the jars folder; without
 one the step is reported unavailable, with the reason.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingestion.config import TableConfig
-from ingestion.hudi_writer import ORDERING_COLUMN, bronze_options
+from ingestion.hudi_writer import ORDERING_COLUMN, bronze_options, new_layout
 from ingestion.settings import Settings
 from ingestion.spark import job_jars, spark_conf
 from lakehouse.bench.schemas import schema_text, source_schema, target_schema, transform_sql
@@ -65,7 +65,7 @@ def find_bundle(conf: Settings) -> Availability:
 def properties(table: TableConfig, conf: Settings, landing: Path, schemas: Path) -> str:
     """The `--props` file: our bronze writer's Hudi options plus the streamer's own."""
     values = {
-        **bronze_options(table, conf.shuffle_partitions),
+        **bronze_options(table, conf.shuffle_partitions, new_layout(table, record_index=True)),
         "hoodie.streamer.source.dfs.root": (landing / "topics" / table.topic).as_uri(),
         "hoodie.streamer.schemaprovider.source.schema.file": (
             schemas / f"{table.name}.source.avsc"

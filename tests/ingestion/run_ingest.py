@@ -1,5 +1,6 @@
 """`python -m tests.ingestion.run_ingest DATABASE TABLE FIELD=VALUE...`: one ingest of a table
-whose config differs from conf/tables.yml (e.g. table_type=mor), in a process a test can kill.
+whose config differs from conf/tables.yml (e.g. table_type=mor, buckets=none), in a process a
+test can kill.
 
 Landing zone and lake come from LAKEHOUSE_LANDING / LAKEHOUSE_LAKE, as for `lakehouse ingest`.
 """
@@ -15,8 +16,15 @@ from ingestion.spark import build_session
 from .bronze import tables_for
 
 
+def field_value(text: str) -> str | int | None:
+    """A FIELD=VALUE's value: `none` for None (no buckets), digits for a number."""
+    if text == "none":
+        return None
+    return int(text) if text.isdigit() else text
+
+
 def main(database: str, table: str, *changes: str) -> None:
-    fields = dict(change.split("=", 1) for change in changes)
+    fields = {name: field_value(value) for name, value in (c.split("=", 1) for c in changes)}
     spark = build_session("lakehouse-crash-test")
     ingest(spark, settings(), tables_for(database, (table,), **fields), log=print)
 

@@ -137,10 +137,15 @@ CRASH_POINTS = {
     "metadata table update in flight": metadata_update_in_flight,
 }
 # Settings per crash point: a metadata table needs the record-level index, which a
-# table this small goes without below record_index_min_mb (hudi_writer.use_record_index).
+# table this small goes without below record_index_min_mb (hudi_writer.use_record_index)
+# and a table with buckets goes without at all, so the killed run has none.
 POINT_SETTINGS: dict[str, dict[str, int]] = {
     "metadata table update in flight": {"record_index_min_mb": 0}
 }
+POINT_MODULES = {
+    "metadata table update in flight": ["tests.ingestion.run_ingest", "{database}", "sales",
+                                        "buckets=none"],
+}  # fmt: skip
 UPDATES_ONLY = OpMix(c=0, u=0.8, d=0.2)
 
 
@@ -150,9 +155,11 @@ def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, po
     extra = POINT_SETTINGS.get(point, {})
     conf = dataclasses.replace(settings_for(landing, tmp_path / "lake"), **extra)
     database = "crash_" + str(list(CRASH_POINTS).index(point))
+    module = [part.format(database=database) for part in POINT_MODULES.get(point, [])]
     process = start_ingest(
-        landing, tmp_path / "lake", database, **{k: str(v) for k, v in extra.items()}
-    )
+        landing, tmp_path / "lake", database, module=module or None,
+        **{k: str(v) for k, v in extra.items()},
+    )  # fmt: skip
     kill_when(process, lambda: CRASH_POINTS[point](conf, database))
     # The JVM-free check sees what the kill left unapplied, at every crash point.
     assert nothing_new(conf, bronze_tables(database, ("sales",))) is None
@@ -172,12 +179,10 @@ def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, po
 def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Path) -> None:
     """A merge-on-read table compacts inline once it has 5 delta commits (hudi_writer.py).
 
-    The change batches update and delete only, so each delta commit appends log
-    files: a batch with inserts into a table this small rewrites its one small
-    base file instead (Hudi's small-file handling), which leaves nothing to
-    compact. The snapshot's bulk insert is a commit and four runs add four delta
-    commits; then runs of one more batch each, in a process of their own, until
-    one starts compacting, killed -9 at that moment.
+    Each delta commit appends log files to the buckets. The snapshot's bulk
+    insert is a commit and four runs add four delta commits; then runs of one
+    more batch each, in a process of their own, until one starts compacting,
+    killed -9 at that moment.
     """
     landing, lake, database = tmp_path / "landing", tmp_path / "lake", "crash_compaction"
     conf = settings_for(landing, lake)

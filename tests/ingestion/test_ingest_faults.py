@@ -9,8 +9,10 @@ from pathlib import Path
 import fastavro
 import pytest
 
+from ingestion import commits
 from ingestion.config import load_tables
 from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
+from ingestion.table_state import read_state
 from lakehouse.cdc.generate import GenerateOptions, generate
 
 from .bronze import (
@@ -235,17 +237,69 @@ def test_hard_deletes_remove_keys_and_soft_deletes_keep_them(spark, tmp_path: Pa
     assert differences(rows, live, "salesid") == []
 
 
+def file_groups(folder: Path) -> set[str]:
+    """The file ids of a Hudi table's base and log files; a bucket's starts with its number."""
+    base = {p.name.split("_")[0] for p in folder.glob("*.parquet")}
+    logs = {p.name[1:].split("_")[0] for p in folder.glob(".*.log.*") if p.suffix != ".crc"}
+    return base | logs
+
+
+def bucket_numbers(folder: Path) -> list[str]:
+    return sorted({file_id[:8] for file_id in file_groups(folder)})
+
+
 def test_merge_on_read_gives_the_copy_on_write_snapshot(spark, tmp_path: Path) -> None:
-    landing = make_landing(tmp_path / "landing", change_batches=3)
+    landing = make_landing(tmp_path / "landing", change_batches=0)
     conf = settings_for(landing, tmp_path / "lake")
     names = ("category", "sales", "users")
+    run_ingest(spark, conf, tables_for("faults_mor", names, table_type="mor"))
+    make_landing(landing, change_batches=3)
     run_ingest(spark, conf, tables_for("faults_mor", names, table_type="mor"))
     for table in names:
         assert load_tables()[table].table_type == "cow"
         rows = spark_rows(spark, conf, "faults_mor", table)
         assert differences(rows, expected(landing, table), key_of(table)) == [], table
-    properties = Path(table_path(conf, "faults_mor", "sales")) / ".hoodie" / "hoodie.properties"
+    sales = Path(table_path(conf, "faults_mor", "sales"))
+    properties = sales / ".hoodie" / "hoodie.properties"
     assert "hoodie.table.type=MERGE_ON_READ" in properties.read_text()
+    # The change batches went to the buckets' log files, one file group per bucket.
+    assert any(".log." in p.name for p in sales.iterdir())
+    assert len(file_groups(sales)) == load_tables()["sales"].buckets == 4
+    assert bucket_numbers(sales) == ["00000000", "00000001", "00000002", "00000003"]
+
+
+def test_a_bucketed_table_keeps_one_file_group_per_bucket(spark, tmp_path: Path) -> None:
+    """Copy-on-write with buckets: every commit rewrites buckets, never adds file groups."""
+    landing = make_landing(tmp_path / "landing", change_batches=3)
+    conf = settings_for(landing, tmp_path / "lake")
+    run_ingest(spark, conf, tables_for("faults_buckets", ("sales",)))
+    rows = spark_rows(spark, conf, "faults_buckets", "sales")
+    assert differences(rows, expected(landing, "sales"), "salesid") == []
+    sales = Path(table_path(conf, "faults_buckets", "sales"))
+    assert bucket_numbers(sales) == ["00000000", "00000001", "00000002", "00000003"]
+    assert len(file_groups(sales)) == 4
+    assert read_state(spark, str(sales), "tickit.ecomm.sale").buckets == 4
+
+
+def test_an_existing_table_keeps_its_layout_when_the_config_changes(
+    spark, tmp_path: Path, caplog
+) -> None:
+    """Buckets asked for after the table was created would misplace its keys: not applied."""
+    landing = make_landing(tmp_path / "landing", change_batches=0)
+    conf = settings_for(landing, tmp_path / "lake")
+    run_ingest(spark, conf, tables_for("faults_layout", ("sales",), buckets=None))
+    make_landing(landing, change_batches=2)
+    commits._warn_kept_layout.cache_clear()  # said once per process: maybe by a test before
+    with caplog.at_level("WARNING"):
+        assert run_ingest(spark, conf, tables_for("faults_layout", ("sales",)))["sales"].committed
+    rows = spark_rows(spark, conf, "faults_layout", "sales")
+    assert differences(rows, expected(landing, "sales"), "salesid") == []
+    sales = Path(table_path(conf, "faults_layout", "sales"))
+    assert read_state(spark, str(sales), "tickit.ecomm.sale").buckets is None
+    assert "00000001" not in bucket_numbers(sales)
+    assert "sales: the bronze table is copy-on-write with a global index and stays so" in (
+        caplog.text
+    )
 
 
 def test_truncate_can_be_ignored(spark, tmp_path: Path) -> None:

@@ -102,6 +102,12 @@ VALID_SOURCE = "sources: {ems: {connector: postgresql}}\n"
         ("{source: ems, topic: t, key: [id], delete_mode: maybe}", "field 'delete_mode'"),
         ("{source: ems, topic: t, key: [id], columns: {id: int99}}", "field 'columns.id'"),
         ("{source: ems, topic: t, key: [idd], columns: {id: int32}}", "unknown column 'idd'"),
+        ("{source: ems, topic: t, key: [id], buckets: 0}", "field 'buckets': 0 is not a whole"),
+        ("{source: ems, topic: t, key: [id], buckets: two}", "field 'buckets': 'two' is not"),
+        (
+            "{source: ems, topic: t, key: [id], partition_by: [p], buckets: 2}",
+            "field 'buckets': the bucket index finds a key only in its own partition",
+        ),
     ],
 )
 def test_invalid_table_config_names_the_field(tmp_path: Path, table: str, message: str) -> None:
