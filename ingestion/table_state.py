@@ -4,9 +4,10 @@ All come from the table's newest commits in one pass (one listing of the
 timeline, one Hudi meta client, no Spark job): the checkpoint from the commit
 metadata (checkpoint.py), the columns from the schema Hudi writes into the
 same metadata, the table type from its properties and the bucket count from
-the commits, as Hudi keeps it nowhere. The newest completed instant is the state's version: a caller
-that kept a state (the continuous service between micro-batches) lists the
-timeline and reuses what it has when nobody committed since.
+the commits (Hudi keeps it nowhere). The newest completed instant is the
+state's version: a caller that kept a state (the continuous service between
+micro-batches) lists the timeline and reuses what it has when nobody
+committed since.
 """
 
 from __future__ import annotations
