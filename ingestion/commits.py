@@ -122,7 +122,9 @@ def bronze_layout(conf: Settings, plan: TablePlan) -> hudi_writer.BronzeLayout:
 
     A table's type and buckets cannot change once it has data (Hudi would look
     for a key's old version in the wrong file group), so a config that asks
-    for others is reported, not applied.
+    for others is reported, not applied. Until a commit completed (a first one
+    killed, then rolled back), no stored row is placed by buckets, so the
+    config's still apply.
     """
     state = plan.bronze
     threshold = conf.record_index_min_mb * 1024**2
@@ -130,7 +132,8 @@ def bronze_layout(conf: Settings, plan: TablePlan) -> hudi_writer.BronzeLayout:
     wanted = hudi_writer.new_layout(plan.table, record_index)
     if not plan.bronze_exists:
         return wanted
-    kept = state.layout(wanted, record_index)
+    buckets = state.buckets if state.checkpoint.offsets else wanted.buckets
+    kept = hudi_writer.BronzeLayout.of(state.merge_on_read, buckets, record_index)
     if (kept.merge_on_read, kept.buckets) != (wanted.merge_on_read, wanted.buckets):
         _warn_kept_layout(plan.table.name, kept)
     return kept

@@ -91,20 +91,21 @@ def _common_options(parallelism: int) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class BronzeLayout:
-    """How a bronze table is stored and indexed; fixed at its creation (table_state.py)."""
+    """How a bronze table is stored and indexed; fixed at its creation (commits.bronze_layout)."""
 
     merge_on_read: bool = False
     buckets: int | None = None  # Hudi's bucket index with this many buckets
     record_index: bool = False  # else the simple index (both global)
 
+    @classmethod
+    def of(cls, merge_on_read: bool, buckets: int | None, record_index: bool) -> BronzeLayout:
+        """`record_index`: whether the table uses it if it has no buckets (which need no index)."""
+        return cls(merge_on_read, buckets, buckets is None and record_index)
+
 
 def new_layout(table: TableConfig, record_index: bool) -> BronzeLayout:
-    """The layout a new bronze table is created with: its config's.
-
-    `record_index`: whether a table without buckets uses the record-level index.
-    """
-    buckets = table.buckets
-    return BronzeLayout(table.table_type == "mor", buckets, buckets is None and record_index)
+    """The layout a new bronze table is created with: its config's."""
+    return BronzeLayout.of(table.table_type == "mor", table.buckets, record_index)
 
 
 def use_record_index(data_bytes: int, has_record_index: bool, threshold_bytes: int) -> bool:

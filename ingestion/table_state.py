@@ -21,7 +21,6 @@ from pyspark.sql import types as T
 
 from ingestion.checkpoint import KEY, PREFIX, Checkpoint
 from ingestion.hudi_timeline import newest_completed, timeline_files
-from ingestion.hudi_writer import BronzeLayout
 from ingestion.paths import to_hadoop_uri
 
 SCHEMA_KEY = "schema"  # HoodieCommitMetadata.SCHEMA_KEY: the writer's Avro schema
@@ -43,15 +42,6 @@ class TableState:
     record_index: bool = False  # the metadata table holds a record-level index
     merge_on_read: bool = False
     buckets: int | None = None  # the bucket index's bucket count, when it has one
-
-    def layout(self, wanted: BronzeLayout, record_index: bool) -> BronzeLayout:
-        """The existing table's layout; `record_index`: whether a table without buckets uses it.
-
-        Until a commit completed (a first one killed, then rolled back), no
-        stored row is placed by buckets, so those `wanted` still apply.
-        """
-        buckets = self.buckets if self.checkpoint.offsets else wanted.buckets
-        return BronzeLayout(self.merge_on_read, buckets, buckets is None and record_index)
 
 
 def _meta_client(spark: SparkSession, path: str) -> Any:
