@@ -251,9 +251,12 @@ def _dashboard_parser(commands: argparse._SubParsersAction) -> None:
 
 def _bench(args: argparse.Namespace) -> int:
     if args.bench_command == "ingest":
-        from lakehouse.bench.ingest_bench import run_ingest_bench
+        from lakehouse.bench.ingest_bench import chosen_peers, run_ingest_bench
 
-        ran = run_ingest_bench(args.scale, args.change_batches, args.results, output.say, args.jobs)
+        peers = chosen_peers(args.peers)
+        ran = run_ingest_bench(
+            args.scale, args.change_batches, args.results, output.say, args.jobs, peers
+        )
         return 0 if ran.valid else 1
     if args.bench_command == "latency" and args.live:
         from lakehouse.bench.live_latency import run_live_latency_bench
@@ -289,6 +292,12 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
         type=int,
         default=1,
         help="contenders at once (default 1; more makes a quick smoke run, not comparable figures)",
+    )
+    ingest.add_argument(
+        "--peers",
+        default="all",
+        help="peers to run beside ours and the plain-Spark ceiling: all (default), none, or a "
+        "comma-separated list of delta, iceberg_cow, iceberg_mor, hudi, streamer",
     )
     dbt = bench.add_parser("dbt", help="full vs incremental dbt build after a 1%% change batch")
     dbt.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")

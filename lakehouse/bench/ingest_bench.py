@@ -42,6 +42,32 @@ LABELS = {
     "streamer": "HoodieStreamer (DeltaStreamer)",
     "ceiling": "ceiling: plain Spark JSON -> Parquet",
 }
+PEER_NAMES = (*(peer.name for peer in PEERS), "streamer")
+LEFT_OUT = "left out"
+
+
+def chosen_peers(text: str) -> frozenset[str]:
+    """`--peers`: all, none, or a comma-separated list of PEER_NAMES.
+
+    Ours and the plain-Spark ceiling always run: every ratio is ours over a
+    contender, and the ceiling's is the one a run without peers still gives.
+    """
+    if text == "all":
+        return frozenset(PEER_NAMES)
+    if text == "none":
+        return frozenset()
+    names = frozenset(name.strip() for name in text.split(",") if name.strip())
+    unknown = sorted(names - set(PEER_NAMES))
+    if unknown or not names:
+        raise UserError(
+            f"--peers {text}: unknown peer(s) {', '.join(unknown) or '(none given)'}; "
+            f"give all, none or a comma-separated list of {', '.join(PEER_NAMES)}"
+        )
+    return names
+
+
+def left_out(name: str, label: str) -> Contender:
+    return Contender(name, label, LEFT_OUT, "not chosen with --peers")
 
 
 @dataclass(frozen=True)
@@ -243,7 +269,9 @@ def results_of(landing: Landing, contenders: list[Contender], conf: Settings) ->
             "bench_jars": sorted(j.name for j in bench_jars_dir(conf).glob("*.jar")),
         },
         contenders=contenders,
-        ratios={c.name: ratio(ours, c) for c in contenders if c.name != "ours"},
+        ratios={
+            c.name: ratio(ours, c) for c in contenders if c.name != "ours" and c.status != LEFT_OUT
+        },
         goals=goals(ours, peers),
         valid=ours.ran,
     )
@@ -257,16 +285,27 @@ def each(jobs: int, work: Callable[[Plan], None], plans: Iterable[Plan]) -> None
 
 
 def run_all(
-    conf: Settings, landing: Landing, work: Path, log: Callable[[str], None], jobs: int = 1
+    conf: Settings,
+    landing: Landing,
+    work: Path,
+    log: Callable[[str], None],
+    jobs: int = 1,
+    peers: frozenset[str] = frozenset(PEER_NAMES),
 ) -> list[Contender]:
     """Each contender over every phase, then each one's reads and state check.
 
     With `jobs` > 1 contenders run side by side: their figures are no longer
     comparable (they share the cores), which only a smoke run can afford.
+    Peers not in `peers` are listed as left out.
     """
-    plans = [ours_plan(work), *(peer_plan(p, work) for p in PEERS)]
+    plans = [ours_plan(work), *(peer_plan(p, work) for p in PEERS if p.name in peers)]
     engines = {"ours": "hudi", **{p.name: p.engine for p in PEERS}}
-    streamer_run, ceiling = streamer_plan(conf, work), ceiling_plan(work)
+    ceiling = ceiling_plan(work)
+    streamer_run = (
+        streamer_plan(conf, work)
+        if "streamer" in peers
+        else left_out("streamer", LABELS["streamer"])
+    )
     if isinstance(streamer_run, Plan):
         plans.append(streamer_run)
         engines["streamer"] = "hudi"
@@ -286,10 +325,11 @@ def run_all(
     log(f"{len(plans) + 1}/{len(plans) + 1} reads and final state, one process per contender")
     each(jobs, check, [plan for plan in plans if plan.contender.name in engines])
     check_ceiling(ceiling.contender, plans[0].contender, landing)
-    contenders = [p.contender for p in plans]
+    by_name = {p.name: left_out(p.name, p.label) for p in PEERS}
+    by_name |= {plan.contender.name: plan.contender for plan in plans}
     if not isinstance(streamer_run, Plan):
-        contenders.insert(-1, streamer_run)
-    return contenders
+        by_name["streamer"] = streamer_run
+    return [by_name[name] for name in ("ours", *PEER_NAMES, "ceiling")]
 
 
 def run_ingest_bench(
@@ -298,6 +338,7 @@ def run_ingest_bench(
     results_dir: Path | None = None,
     log: Callable[[str], None] = print,
     jobs: int = 1,
+    peers: frozenset[str] = frozenset(PEER_NAMES),
 ) -> IngestBenchResults:
     """Generate, run the contenders, check each final state, report; return the results."""
     if jobs < 1:
@@ -310,7 +351,7 @@ def run_ingest_bench(
     fresh(work / "logs")
     log(f"{landing.events(0):,} snapshot events, {landing.batches - 1} change batch(es)")
     with catalog_running(conf, log):
-        contenders = run_all(conf, landing, work, log, jobs)
+        contenders = run_all(conf, landing, work, log, jobs, peers)
     results = results_of(landing, contenders, conf)
     results.jobs = jobs
     results.seconds = round(time.monotonic() - started, 1)
