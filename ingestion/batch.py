@@ -8,7 +8,7 @@ rejects that the commits then read are filters over it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -86,17 +86,38 @@ def decode_batch(
 
 
 def count_batch(batch: DecodedBatch) -> BatchCounts:
-    """Flavours of the lines, ops of the events and the rejects: one Spark job, not three."""
+    """Flavours of the lines, ops of the events and the rejects: one Spark job, not three.
+
+    The same job takes the events' lowest and highest source position.
+    """
+    no_position = F.lit(None).cast("string").alias("position")
     counted = (
-        batch.lines.select(F.lit("flavour").alias("kind"), F.col("flavour").alias("value"))
-        .unionByName(
-            batch.events.select(F.lit("op").alias("kind"), F.col("_cdc_op").alias("value"))
+        batch.lines.select(
+            F.lit("flavour").alias("kind"), F.col("flavour").alias("value"), no_position
         )
-        .unionByName(batch.rejects.select(F.lit("reject").alias("kind"), F.lit("").alias("value")))
+        .unionByName(
+            batch.events.select(
+                F.lit("op").alias("kind"),
+                F.col("_cdc_op").alias("value"),
+                F.col("_cdc_position").alias("position"),
+            )
+        )
+        .unionByName(
+            batch.rejects.select(
+                F.lit("reject").alias("kind"), F.lit("").alias("value"), no_position
+            )
+        )
         .groupBy("kind", "value")
-        .count()
+        .agg(F.count(F.lit(1)).alias("count"), F.min("position"), F.max("position"))
+        .collect()
     )
-    return BatchCounts.from_rows((r["kind"], r["value"], r["count"]) for r in counted.collect())
+    counts = BatchCounts.from_rows((r["kind"], r["value"], r["count"]) for r in counted)
+    ops = [r for r in counted if r["kind"] == "op"]
+    return replace(
+        counts,
+        first_position=min((r[3] for r in ops), default=None),
+        last_position=max((r[4] for r in ops), default=None),
+    )
 
 
 def count_bronze(bronze: DataFrame) -> BronzeCounts:

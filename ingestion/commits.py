@@ -16,16 +16,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ingestion import catalog, hudi_writer
+from ingestion.batch import DecodedBatch
 from ingestion.checkpoint import table_exists, write_options
 from ingestion.decode.events import CDC_COLUMNS
 from ingestion.hudi_timeline import write_phases
 from ingestion.locks import table_lock
-from ingestion.paths import QUARANTINE
+from ingestion.paths import QUARANTINE, to_hadoop_uri
 from ingestion.plan import TablePlan
 from ingestion.profile import Profiler
 from ingestion.results import BatchCounts
 from ingestion.settings import Settings
-from ingestion.table_state import BUCKETS_KEY
+from ingestion.table_state import BUCKETS_KEY, LAST_POSITION_KEY
 
 log = logging.getLogger(__name__)
 
@@ -80,28 +81,67 @@ def write_quarantine(
         catalog.register(spark, table.database, QUARANTINE, plan.paths.quarantine)
 
 
+def stored_last_position(spark: SparkSession, plan: TablePlan, profile: Profiler) -> str | None:
+    """The changelog's highest source position: recorded in its commits, else read once.
+
+    A changelog whose commits do not record it yet (written before they did)
+    has its position column read once; every commit from then on records it.
+    One without a completed commit (its first killed) has no rows to read.
+    """
+    state = plan.changelog
+    if not state.exists or state.instant is None or state.last_position is not None:
+        return state.last_position
+    with profile.step("changelog position"):
+        stored = spark.read.format("hudi").load(to_hadoop_uri(plan.paths.changelog))
+        return stored.agg(F.max("_cdc_position")).first()[0]
+
+
+def changelog_operation(exists: bool, stored_last: str | None, counts: BatchCounts) -> str:
+    """How a batch goes into the changelog, which keeps one row per event id.
+
+    An event id holds the event's source position, so a batch whose events
+    all sort after every stored one holds none of them: it is inserted, with
+    no lookup of its ids. Any other (a redelivery, a rerun after a crash
+    between the commits, a snapshot spread over batches) is upserted, its ids
+    looked up through the files' bloom filters.
+    """
+    if not exists:
+        return "bulk_insert"
+    first = counts.first_position
+    if stored_last is not None and first is not None and first > stored_last:
+        return "insert"
+    return "upsert"
+
+
 def write_changelog(
+    spark: SparkSession,
     conf: Settings,
     plan: TablePlan,
-    events: DataFrame,
-    columns: tuple[str, ...],
+    batch: DecodedBatch,
     counts: BatchCounts,
     profile: Profiler,
 ) -> None:
-    """Append every event (truncates included) to the changelog, with the checkpoint."""
-    new_changelog = not plan.changelog_exists
+    """Add every event (truncates included) to the changelog, with the checkpoint.
+
+    Each commit records the highest position stored (LAST_POSITION_KEY) for
+    the next one's choice of operation.
+    """
+    stored_last = stored_last_position(spark, plan, profile)
+    positions = [p for p in (stored_last, counts.last_position) if p is not None]
+    last = {LAST_POSITION_KEY: max(positions)} if positions else {}
     parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
     timed_write(
         profile,
         "changelog write",
-        events.select(*columns, *CDC_COLUMNS, "_cdc_event_id"),
+        batch.events.select(*batch.columns, *CDC_COLUMNS, "_cdc_event_id"),
         plan.paths.changelog,
         {
             **hudi_writer.changelog_options(plan.table, parallelism),
             **write_options(plan.batch.checkpoint),
+            **last,
         },
-        "bulk_insert" if new_changelog else "upsert",
-        new_changelog,
+        changelog_operation(plan.changelog_exists, stored_last, counts),
+        not plan.changelog_exists,
     )
 
 

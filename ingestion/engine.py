@@ -76,7 +76,7 @@ def commit_batch(
     """The commits in exactly-once order (quarantine, changelog, bronze), then the catalog."""
     if counts.rejects:
         write_quarantine(spark, conf, plan, batch.rejects, ingested_at, profile)
-    write_changelog(conf, plan, batch.events, batch.columns, counts, profile)
+    write_changelog(spark, conf, plan, batch, counts, profile)
     bronze, written = bronze_counts(spark, plan, batch, counts, profile)
     write_bronze(conf, plan, bronze, counts, profile)
     bronze.unpersist()

@@ -21,11 +21,16 @@ OPS = "rcudt"  # Debezium's ops: read (snapshot), create, update, delete, trunca
 
 @dataclass(frozen=True)
 class BatchCounts:
-    """Counts over one decoded batch: line flavours, event ops and rejected lines."""
+    """Counts over one decoded batch: line flavours, event ops and rejected lines.
+
+    With the lowest and highest source position of its events (ordering.py).
+    """
 
     flavours: dict[str, int] = field(default_factory=dict)
     ops: dict[str, int] = field(default_factory=dict)
     rejects: int = 0
+    first_position: str | None = None
+    last_position: str | None = None
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, int]]) -> BatchCounts:

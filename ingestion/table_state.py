@@ -3,11 +3,11 @@
 All come from the table's newest commits in one pass (one listing of the
 timeline, one Hudi meta client, no Spark job): the checkpoint from the commit
 metadata (checkpoint.py), the columns from the schema Hudi writes into the
-same metadata, the table type from its properties and the bucket count from
-the commits (Hudi keeps it nowhere). The newest completed instant is the
-state's version: a caller that kept a state (the continuous service between
-micro-batches) lists the timeline and reuses what it has when nobody
-committed since.
+same metadata, the table type from its properties, and the bucket count and a
+changelog's last source position from the commits (Hudi keeps neither). The
+newest completed instant is the state's version: a caller that kept a state
+(the continuous service between micro-batches) lists the timeline and reuses
+what it has when nobody committed since.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ SCHEMA_KEY = "schema"  # HoodieCommitMetadata.SCHEMA_KEY: the writer's Avro sche
 # takes it from the writer's options only, and a write with another count
 # would put a key's new version in another file group than its old one.
 BUCKETS_KEY = PREFIX + "buckets"
+# The highest source position (ordering.py) of every event a changelog holds:
+# a batch whose events all sort after it holds no event the changelog has.
+LAST_POSITION_KEY = PREFIX + "last_position"
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class TableState:
     record_index: bool = False  # the metadata table holds a record-level index
     merge_on_read: bool = False
     buckets: int | None = None  # the bucket index's bucket count, when it has one
+    last_position: str | None = None  # LAST_POSITION_KEY, when its commits record it
 
 
 def _meta_client(spark: SparkSession, path: str) -> Any:
@@ -86,16 +90,20 @@ def _from_commits(
     checkpoint: Checkpoint | None = None
     schema: T.StructType | None = None
     buckets: int | None = None
+    last_position: str | None = None
     for commit in reversed(list(timeline.getInstants())):
         metadata = hudi.common.table.timeline.TimelineUtils.getCommitMetadata(commit, timeline)
         if checkpoint is None and (text := metadata.getMetadata(KEY)):
             checkpoint = Checkpoint.from_json(text)
             buckets = int(count) if (count := metadata.getMetadata(BUCKETS_KEY)) else None
+            last_position = metadata.getMetadata(LAST_POSITION_KEY) or None
         if details and schema is None and (avro := metadata.getMetadata(SCHEMA_KEY)):
             schema = _spark_schema(spark, avro)
         if checkpoint is not None and (schema is not None or not details):
             break
-    state = TableState(True, checkpoint or Checkpoint(topic), schema, instant)
+    state = TableState(
+        True, checkpoint or Checkpoint(topic), schema, instant, last_position=last_position
+    )
     if not details:
         return state
     config = client.getTableConfig()

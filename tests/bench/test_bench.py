@@ -19,8 +19,10 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from ingestion.config import load_tables
+from ingestion.errors import UserError
 from ingestion.settings import settings
 from ingestion.spark import job_jars, spark_conf
+from lakehouse.bench.ingest_bench import PEER_NAMES, chosen_peers
 from lakehouse.bench.memory import PeakSampler
 from lakehouse.bench.peers import bench_jars, engine_conf
 from lakehouse.bench.schemas import spark_json_schema, transform_sql
@@ -93,6 +95,16 @@ def test_bench_ingest_checks_every_final_state(ingest_results) -> None:
         assert all(t["differing_keys"] == 0 and t["rows"] > 0 for t in tables.values()), name
     assert results["contenders"]["ceiling"]["state"] is None
     assert results["valid"] is True
+
+
+def test_bench_ingest_peers_are_chosen_by_name() -> None:
+    """`--peers`: ours and the ceiling always run; a name not known is refused with the list."""
+    assert chosen_peers("all") == frozenset(PEER_NAMES)
+    assert "streamer" in PEER_NAMES and "ceiling" not in PEER_NAMES
+    assert chosen_peers("none") == frozenset()
+    assert chosen_peers("delta, iceberg_mor") == {"delta", "iceberg_mor"}
+    with pytest.raises(UserError, match=r"unknown peer\(s\) deltalake; give all, none or"):
+        chosen_peers("delta,deltalake")
 
 
 def test_bench_ingest_says_why_hoodiestreamer_did_not_run(ingest_results) -> None:

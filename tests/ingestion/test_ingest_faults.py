@@ -148,6 +148,51 @@ def test_late_and_duplicate_events_never_win(spark, category_landing, tmp_path: 
     assert len(history) == 4 and history[0][0] < str(NEWER)
 
 
+def commit_operations(table: Path) -> list[str]:
+    """Each completed commit's operation, oldest first, from Hudi's own commit metadata."""
+    operations = []
+    for path in sorted((table / ".hoodie" / "timeline").glob("*_*.commit")):
+        with path.open("rb") as avro:
+            [metadata] = list(fastavro.reader(avro))
+        operations.append(metadata["operationType"])
+    return operations
+
+
+def test_the_changelog_looks_up_event_ids_only_when_a_batch_may_repeat_one(
+    spark, category_landing, tmp_path: Path, monkeypatch
+) -> None:
+    """Past the last stored position: inserted. A redelivery: upserted, kept once."""
+    landing, template = category_landing
+    conf = settings_for(landing, tmp_path / "lake")
+    tables = tables_for("faults_positions", ("category",))
+    changelog = Path(table_path(conf, "faults_positions", "category_changelog"))
+    run_ingest(spark, conf, tables)
+    first = category_update(template, 1, "first", NEWER + 10)
+    write_lines(landing, CATEGORY_TOPIC, 100, [first])
+    run_ingest(spark, conf, tables)
+    write_lines(
+        landing, CATEGORY_TOPIC, 200, [first, category_update(template, 2, "second", NEWER + 20)]
+    )
+    run_ingest(spark, conf, tables)
+    assert commit_operations(changelog) == ["BULK_INSERT", "INSERT", "UPSERT"]
+    state = read_state(spark, str(changelog), CATEGORY_TOPIC, details=False)
+    assert state.last_position == str(NEWER + 20).rjust(20, "0")
+    # A changelog whose commits do not record the position has it read from its rows.
+    monkeypatch.setattr("ingestion.table_state.LAST_POSITION_KEY", "lakehouse.not_recorded")
+    write_lines(landing, CATEGORY_TOPIC, 300, [category_update(template, 3, "third", NEWER + 30)])
+    run_ingest(spark, conf, tables)
+    assert commit_operations(changelog)[-1] == "INSERT"
+    rows = spark_rows(spark, conf, "faults_positions", "category_changelog")
+    changes = sorted(r["catname"] for r in rows if r["_cdc_op"] == "u")
+    assert changes == ["first", "second", "third"]
+    assert len(rows) == len({r["_cdc_event_id"] for r in rows})
+    assert {
+        r["catid"]: r["catname"]
+        for r in category_rows(spark, conf, "faults_positions").values()
+        if r["catid"] <= 3
+    } == {1: "first", 2: "second", 3: "third"}
+
+
 def test_bad_records_are_quarantined_and_the_rest_applied(
     spark, category_landing, tmp_path: Path
 ) -> None:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from ingestion.checkpoint import Checkpoint, oldest
+from ingestion.commits import changelog_operation
 from ingestion.continuous import Pacing
 from ingestion.hudi_timeline import newest_completed
 from ingestion.hudi_writer import parallelism
@@ -55,6 +56,23 @@ def test_the_older_checkpoint_wins_so_the_table_behind_catches_up() -> None:
     batch = plan_files(TOPIC, LISTED, oldest([bronze, changelog]))
     assert batch.items == (LISTED[3],)
     assert batch.checkpoint.offsets == {0: 10, 1: 7}
+
+
+@pytest.mark.parametrize(
+    ("exists", "stored_last", "first", "operation"),
+    [
+        (False, None, "05", "bulk_insert"),
+        (True, "04", "05", "insert"),  # every event after every stored one
+        (True, "05", "05", "upsert"),  # a redelivery, or another key at a snapshot's position
+        (True, "06", "05", "upsert"),
+        (True, None, "05", "upsert"),  # nothing stored and nothing recorded: a rolled-back first
+    ],
+)
+def test_the_changelog_inserts_a_batch_only_past_its_last_position(
+    exists: bool, stored_last: str | None, first: str, operation: str
+) -> None:
+    counts = BatchCounts(ops={"u": 2}, first_position=first, last_position="09")
+    assert changelog_operation(exists, stored_last, counts) == operation
 
 
 def test_batch_counts_from_one_aggregation() -> None:
