@@ -108,15 +108,19 @@ def count_batch(batch: DecodedBatch) -> BatchCounts:
             )
         )
         .groupBy("kind", "value")
-        .agg(F.count(F.lit(1)).alias("count"), F.min("position"), F.max("position"))
+        .agg(
+            F.count(F.lit(1)).alias("count"),
+            F.min("position").alias("first"),
+            F.max("position").alias("last"),
+        )
         .collect()
     )
     counts = BatchCounts.from_rows((r["kind"], r["value"], r["count"]) for r in counted)
     ops = [r for r in counted if r["kind"] == "op"]
     return replace(
         counts,
-        first_position=min((r[3] for r in ops), default=None),
-        last_position=max((r[4] for r in ops), default=None),
+        first_position=min((r["first"] for r in ops), default=None),
+        last_position=max((r["last"] for r in ops), default=None),
     )
 
 

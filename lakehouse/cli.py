@@ -297,7 +297,7 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
         "--peers",
         default="all",
         help="peers to run beside ours and the plain-Spark ceiling: all (default), none, or a "
-        "comma-separated list of delta, iceberg_cow, iceberg_mor, hudi, streamer",
+        "comma-separated list of peer names (a name not known is refused with the list)",
     )
     dbt = bench.add_parser("dbt", help="full vs incremental dbt build after a 1%% change batch")
     dbt.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
