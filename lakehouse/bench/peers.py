@@ -86,6 +86,11 @@ def engine_conf(conf: Settings, engine: str, lake: Path) -> dict[str, str]:
             **common,
             "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
             "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+            # Delta rebuilds a table's state from its log in 50 partitions unless
+            # told otherwise: 50 tasks for a log of a few files, at every read and
+            # MERGE. Sized like the project's own shuffles, as a user of a
+            # small machine would set it.
+            "spark.databricks.delta.snapshotPartitions": str(conf.shuffle_partitions),
         }
     return {
         **common,

@@ -130,6 +130,8 @@ def test_the_peers_jars_stay_out_of_the_projects_sessions() -> None:
     assert not any(jar.name.startswith(("delta", "iceberg")) for jar in job_jars(conf))
     delta = engine_conf(conf, "delta", Path("/lake"))
     assert delta["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    # Delta's state rebuilt in the project's shuffle partitions, not its default 50 tasks.
+    assert delta["spark.databricks.delta.snapshotPartitions"] == str(conf.shuffle_partitions)
     assert [Path(jar).name for jar in delta["spark.jars"].split(",")] == [
         jar.name for jar in bench_jars(conf, "delta")
     ]  # local mode: the project's jars are on the driver's class path, not shipped
