@@ -76,8 +76,9 @@ def engine_conf(conf: Settings, engine: str, lake: Path) -> dict[str, str]:
     """The Spark settings an engine adds to the project's: its jars, extension and catalog."""
     if engine == "hudi":
         return {}
-    shared = spark_conf(conf).get("spark.jars")  # a cluster's; none in local mode
-    jars = ",".join(filter(None, [shared, *(str(j) for j in bench_jars(conf, engine))]))
+    shared = spark_conf(conf)
+    # spark.jars: a cluster's; none in local mode.
+    jars = ",".join(filter(None, [shared.get("spark.jars"), *map(str, bench_jars(conf, engine))]))
     # Their tables are addressed by path (Delta) or a Hadoop catalog in a folder
     # (Iceberg): the shared metastore would only add a lookup to every statement.
     common = {"spark.jars": jars, "spark.sql.catalogImplementation": "in-memory"}
@@ -90,7 +91,7 @@ def engine_conf(conf: Settings, engine: str, lake: Path) -> dict[str, str]:
             # told otherwise: 50 tasks for a log of a few files, at every read and
             # MERGE. Sized like the project's own shuffles, as a user of a
             # small machine would set it.
-            "spark.databricks.delta.snapshotPartitions": str(conf.shuffle_partitions),
+            "spark.databricks.delta.snapshotPartitions": shared["spark.sql.shuffle.partitions"],
         }
     return {
         **common,
