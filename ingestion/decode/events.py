@@ -322,12 +322,12 @@ def _choose_image(op: Column, row: Column, before: Column, after: Column) -> Col
 
 
 def _with_events(lines: DataFrame) -> DataFrame:
-    """Classified lines with each event's `op`, `src` (the source block as a map), `image`
-    (the row's JSON) and `values` (the image as a map), each payload parsed once.
+    """Classified lines with their events' parts, each line's payload parsed once.
 
-    An envelope's payload is parsed as the envelope; an unwrapped row's as a
-    map, which is its image's values too. For unwrapped rows the source block
-    is rebuilt from the `__` fields.
+    The parts: `op`, `src` (the source block as a map), `image` (the row's
+    JSON) and `values` (the image as a map). An envelope's payload is parsed
+    as the envelope; an unwrapped row's as a map, which is its image's values
+    too, and its source block is rebuilt from that map's `__` fields.
     """
     flavour = F.col("flavour")
     unwrapped = flavour == "unwrapped"
