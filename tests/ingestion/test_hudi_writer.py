@@ -59,3 +59,28 @@ def test_a_redelivered_event_stays_one_row_in_the_changelog(
     hudi_writer.write(events(spark, 40, 20), str(path), options, "upsert", new_table=False)
     stored = spark.read.format("hudi").load(str(path)).select("salesid").collect()
     assert sorted(r.salesid for r in stored) == list(range(60))
+
+
+def parquet_codecs(spark, path: Path) -> set[str]:
+    """The codec of every column chunk of every Parquet file under `path`, from its footer."""
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    codecs = set()
+    for file in path.glob("*.parquet"):
+        footer = jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(
+            conf, jvm.org.apache.hadoop.fs.Path(file.as_uri())
+        )
+        for block in footer.getBlocks():
+            codecs.update(column.getCodec().name() for column in block.getColumns())
+    return codecs
+
+
+def test_hudi_writes_zstd_parquet_files(spark, tmp_path: Path) -> None:
+    """conf/hudi-defaults.conf's codec reaches a bulk insert's file and an upsert's rewrite."""
+    table = load_tables(database="writer_test")["sales"]
+    path = tmp_path / "sales_changelog"
+    options = hudi_writer.changelog_options(table, parallelism=1)
+    hudi_writer.write(events(spark, 0, 50), str(path), options, "bulk_insert", new_table=True)
+    hudi_writer.write(events(spark, 50, 20), str(path), options, "upsert", new_table=False)
+    assert sorted(file_versions(path).values()) == [2]  # the upsert rewrote the file
+    assert parquet_codecs(spark, path) == {"ZSTD"}
