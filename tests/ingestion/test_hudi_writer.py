@@ -75,6 +75,55 @@ def parquet_codecs(spark, path: Path) -> set[str]:
     return codecs
 
 
+def footer_keys(spark, path: Path) -> set[str]:
+    """The key-value metadata keys of every Parquet file's footer under `path`."""
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    keys = set()
+    for file in path.glob("*.parquet"):
+        footer = jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(
+            conf, jvm.org.apache.hadoop.fs.Path(file.as_uri())
+        )
+        keys.update(footer.getFileMetaData().getKeyValueMetaData().keySet())
+    return keys
+
+
+def test_bronze_and_changelog_commits_merge_spark_rows_not_avro_records(
+    spark, tmp_path: Path
+) -> None:
+    """Files written through Hudi's Avro records carry their Avro schema; Spark's rows do not.
+
+    The bronze upsert rewrites its bucket's file (newer positions win, an
+    older one is ignored) and the changelog's upsert its small file: every
+    file either wrote, and the rows read back, come from Spark's merger.
+    """
+    table = load_tables(database="writer_test")["sales"]
+    changelog = tmp_path / "sales_changelog"
+    options = hudi_writer.changelog_options(table, parallelism=1)
+    hudi_writer.write(events(spark, 0, 50), str(changelog), options, "bulk_insert", new_table=True)
+    hudi_writer.write(events(spark, 50, 20), str(changelog), options, "upsert", new_table=False)
+
+    bronze = tmp_path / "sales"
+    layout = hudi_writer.BronzeLayout(merge_on_read=False, buckets=1)
+    options = hudi_writer.bronze_options(table, parallelism=1, layout=layout)
+    schema = "_cdc_position string, salesid int"
+    first = spark.createDataFrame([(f"{n + 50:020d}", n) for n in range(10)], schema)
+    hudi_writer.write(first, str(bronze), options, "upsert", new_table=True)
+    # salesid 5..9 at newer positions win; salesid 0 at an older one is ignored.
+    later = [(f"{n + 100:020d}", n) for n in range(5, 10)] + [(f"{0:020d}", 0)]
+    hudi_writer.write(
+        spark.createDataFrame(later, schema), str(bronze), options, "upsert", new_table=False
+    )
+    stored = spark.read.format("hudi").load(str(bronze)).select("salesid", "_cdc_position")
+    assert sorted((r.salesid, int(r._cdc_position)) for r in stored.collect()) == [
+        (n, n + 100 if n >= 5 else n + 50) for n in range(10)
+    ]
+    for path in (changelog, bronze):
+        assert sorted(file_versions(path).values()) == [2]  # the upsert rewrote the file
+        keys = footer_keys(spark, path)
+        assert "parquet.avro.schema" not in keys and "org.apache.spark.version" in keys
+
+
 def test_hudi_writes_zstd_parquet_files(spark, tmp_path: Path) -> None:
     """conf/hudi-defaults.conf's codec reaches a bulk insert's file and an upsert's rewrite."""
     table = load_tables(database="writer_test")["sales"]
