@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,31 +62,33 @@ def test_a_redelivered_event_stays_one_row_in_the_changelog(
     assert sorted(r.salesid for r in stored) == list(range(60))
 
 
-def parquet_codecs(spark, path: Path) -> set[str]:
-    """The codec of every column chunk of every Parquet file under `path`, from its footer."""
+def footers(spark, path: Path) -> Iterator:
+    """The footer (Parquet's `ParquetMetadata`) of every Parquet file under `path`."""
     jvm = spark._jvm
     conf = spark._jsc.hadoopConfiguration()
-    codecs = set()
     for file in path.glob("*.parquet"):
-        footer = jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(
+        yield jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(
             conf, jvm.org.apache.hadoop.fs.Path(file.as_uri())
         )
-        for block in footer.getBlocks():
-            codecs.update(column.getCodec().name() for column in block.getColumns())
-    return codecs
+
+
+def parquet_codecs(spark, path: Path) -> set[str]:
+    """The codec of every column chunk of every Parquet file under `path`."""
+    return {
+        column.getCodec().name()
+        for footer in footers(spark, path)
+        for block in footer.getBlocks()
+        for column in block.getColumns()
+    }
 
 
 def footer_keys(spark, path: Path) -> set[str]:
     """The key-value metadata keys of every Parquet file's footer under `path`."""
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    keys = set()
-    for file in path.glob("*.parquet"):
-        footer = jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(
-            conf, jvm.org.apache.hadoop.fs.Path(file.as_uri())
-        )
-        keys.update(footer.getFileMetaData().getKeyValueMetaData().keySet())
-    return keys
+    return {
+        key
+        for footer in footers(spark, path)
+        for key in footer.getFileMetaData().getKeyValueMetaData().keySet()
+    }
 
 
 def test_bronze_and_changelog_commits_merge_spark_rows_not_avro_records(
