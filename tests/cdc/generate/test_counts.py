@@ -37,10 +37,9 @@ def snapshot_lines(root: Path, manifest: dict, topic: str) -> list[bytes]:
     return lines
 
 
-def test_scale_1_snapshot_has_tickit_counts_in_under_two_minutes(tmp_path):
-    summary = generate(GenerateOptions(out=str(tmp_path), scale=1, change_batches=0))
+def test_scale_1_snapshot_has_tickit_counts(tmp_path):
+    generate(GenerateOptions(out=str(tmp_path), scale=1, change_batches=0))
 
-    assert summary.seconds < 120, f"--scale 1 took {summary.seconds:.1f} s"
     manifest = json.loads((tmp_path / "_manifest.json").read_text())
     assert sum(SCALE_1.values()) == 424_319
     for topic, count in SCALE_1.items():
