@@ -28,6 +28,18 @@ from lakehouse import thrift_client
 LOOPBACK = "127.0.0.1"
 THRIFT_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 DERBY_CLASS = "org.apache.derby.drda.NetworkServerControl"
+# How the Thrift server runs statements. Every metastore call needs its
+# thread's metastore store (a Hive configuration parsed from XML and a
+# DataNucleus store over the catalog's database), and two defaults kept
+# throwing those away: impersonating each session's user made concurrent
+# statements close and reopen the store around nearly every call (dbt's two
+# threads: about 10 stores per statement), and Hive's pool (100 threads,
+# stopped after 10 s idle) started a new thread, so a new store, for nearly
+# every statement. Nothing is impersonated on a loopback stack without
+# authentication; a few long-lived threads are reused and statements beyond
+# them wait in the pool's queue.
+STATEMENT_THREADS = 8
+STATEMENT_THREAD_IDLE_SECONDS = 24 * 3600
 
 
 class StackError(UserError):
@@ -107,6 +119,12 @@ def _thrift_command(conf: Settings) -> list[str]:
         "hive.server2.transport.mode=binary",
         "--hiveconf",
         "hive.server2.authentication=NONE",
+        "--hiveconf",
+        "hive.server2.enable.doAs=false",
+        "--hiveconf",
+        f"hive.server2.async.exec.threads={STATEMENT_THREADS}",
+        "--hiveconf",
+        f"hive.server2.async.exec.keepalive.time={STATEMENT_THREAD_IDLE_SECONDS}",
     ]
     # spark-submit wants a primary resource; the Thrift server's class is in the wheel's jars.
     command.append("spark-internal")

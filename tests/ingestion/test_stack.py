@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -106,6 +108,59 @@ def test_a_system_gc_does_not_stop_the_thrift_server(local_stack: None) -> None:
     while collections(pid)["concurrent"] == before["concurrent"]:
         assert time.monotonic() < deadline, "no concurrent cycle followed System.gc()"
     assert collections(pid)["full"] == before["full"]
+
+
+# Hive's metastore logs this each time a thread opens its store.
+STORE_OPENED = "Opening raw store with implementation class"
+
+
+def run_async(sql: str) -> list[tuple]:
+    """One statement as dbt-spark runs it: a new connection, run in the background, polled."""
+    from pyhive import hive
+    from TCLIService.ttypes import TOperationState
+
+    conf = settings()
+    connection = hive.connect(host=conf.thrift_host, port=conf.thrift_port, username="lakehouse")
+    try:
+        cursor = connection.cursor()
+        cursor.execute(sql, async_=True)
+        pending = (TOperationState.INITIALIZED_STATE, TOperationState.RUNNING_STATE)
+        deadline = time.monotonic() + 120
+        while cursor.poll().operationState in pending:  # the server holds each poll up to 5 s
+            assert time.monotonic() < deadline, f"still running after 120 s: {sql}"
+        return cursor.fetchall()
+    finally:
+        connection.close()
+
+
+def statement_threads(pid: int) -> set[str]:
+    """The names of the Thrift server's live background statement threads."""
+    dump = subprocess.run(["jcmd", str(pid), "Thread.print"], capture_output=True, text=True)
+    return set(re.findall(r'^"(HiveServer2-Background-Pool: [^"]+)"', dump.stdout, re.M))
+
+
+def test_concurrent_statements_keep_their_threads_and_metastore_stores(local_stack) -> None:
+    """dbt's two threads at once: statements reuse a few pool threads, and each opens
+    its session's metastore store (the old defaults: a new thread per statement,
+    and about 10 stores per statement from impersonating the session's user)."""
+    conf = settings()
+    pid = stack.thrift_pid(conf)
+    assert pid is not None
+    table = f"{DATABASE}.stack_threads"
+    stack.query(f"create database if not exists {DATABASE}")
+    stack.query(f"create table if not exists {table} (id int) using parquet")
+    log = stack.services(conf)[-1].log_file(conf)
+    opened_before = log.read_text().count(STORE_OPENED)
+    statements = 4 * stack.STATEMENT_THREADS
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answers = list(
+            pool.map(lambda _: run_async(f"select count(*) from {table}"), range(statements))
+        )
+    assert answers == [[(0,)]] * statements
+    assert 0 < len(statement_threads(pid)) <= stack.STATEMENT_THREADS
+    # one per session, and one per pool thread the first time it runs a statement
+    opened = log.read_text().count(STORE_OPENED) - opened_before
+    assert opened <= statements + stack.STATEMENT_THREADS
 
 
 @pytest.fixture
