@@ -128,12 +128,25 @@ def worker_properties(conf: Settings) -> Path:
     )
 
 
+def new_cluster_id() -> str:
+    """A KRaft cluster id as Kafka's own `random-uuid` draws one: never starting with '-'.
+
+    URL-safe base64 of 16 random bytes starts with '-' once in 64 draws, and
+    the storage tool then reads the id as an option ("argument --cluster-id/-t:
+    expected one argument"); Kafka's `Uuid.randomUuid` draws again, so does this.
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 def format_broker_storage(conf: Settings, log: Callable[[str], None]) -> None:
     """Format the KRaft log folder once (a new cluster id); later starts reuse it."""
     properties = broker_properties(conf)
     if (cdc_home(conf) / "kafka" / "data" / "meta.properties").exists():
         return
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    cluster_id = new_cluster_id()
     command = _java(conf, STORAGE_CLASS, "format", "-t", cluster_id, "-c", str(properties))
     databases.run_checked(command, "formatting the Kafka broker's storage")
     log(f"kafka: storage formatted (cluster {cluster_id})")
