@@ -179,10 +179,14 @@ def _thrift_health(conf: Settings) -> None:
         raise StackError(f"health query returned {rows!r}")
 
 
+def thrift_service(conf: Settings) -> Service:
+    """The Thrift server among the stack's processes (its pid file, log, port)."""
+    return next(s for s in services(conf) if s.name == "thrift")
+
+
 def thrift_pid(conf: Settings) -> int | None:
     """The Thrift server's pid (its JVM) when it is up and ours, else None."""
-    thrift = next(s for s in services(conf) if s.name == "thrift")
-    return running_pid(thrift, conf)
+    return running_pid(thrift_service(conf), conf)
 
 
 def running_pid(service: Service, conf: Settings) -> int | None:

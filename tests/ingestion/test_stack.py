@@ -149,7 +149,7 @@ def test_concurrent_statements_keep_their_threads_and_metastore_stores(local_sta
     table = f"{DATABASE}.stack_threads"
     stack.query(f"create database if not exists {DATABASE}")
     stack.query(f"create table if not exists {table} (id int) using parquet")
-    log = next(s for s in stack.services(conf) if s.name == "thrift").log_file(conf)
+    log = stack.thrift_service(conf).log_file(conf)
     opened_before = log.read_text().count(STORE_OPENED)
     statements = 4 * stack.STATEMENT_THREADS
     with ThreadPoolExecutor(max_workers=2) as pool:
