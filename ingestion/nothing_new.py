@@ -1,7 +1,8 @@
-"""A run with nothing new, told without starting Spark.
+"""What a run will find, told without starting Spark: nothing new, or how much.
 
 A one-shot `lakehouse ingest` (the hourly job's first step) that finds nothing
-new spent most of its 6 to 7 s starting a JVM to learn it. This reads what the
+new spent most of its 6 to 7 s starting a JVM to learn it; one that finds a
+small batch starts its JVM for a small batch (`spark.for_batch`). This reads what the
 engine's plan reads (plan.py), the same way, in Python: each table's and its
 changelog's checkpoint from the newest completed Hudi commit that holds one
 (the commit's Avro file in `.hoodie/timeline/`, as `table_state.read_state`
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import fastavro
@@ -73,15 +75,52 @@ def committed_checkpoint(path: str, topic: str) -> Checkpoint:
     return Checkpoint(topic)
 
 
-def topic_files(landing: str, topic: str) -> list[LandingFile]:
-    """The topic's sink files, as `list_topic_files` lists them, or unsure at any odd one."""
-    found, ignored = sort_statuses(local_statuses(local_path(landing) / "topics" / topic), topic)
+def topic_files(landing: str, topic: str) -> tuple[list[LandingFile], dict[str, int]]:
+    """The topic's sink files, as `list_topic_files` lists them, and their sizes by path;
+    unsure at any odd file."""
+    statuses = local_statuses(local_path(landing) / "topics" / topic)
+    found, ignored = sort_statuses(statuses, topic)
     if ignored:
         raise Unsure(f"{ignored[0][0]}: {ignored[0][1]}")  # the engine warns about it, each run
-    return found
+    return found, dict(statuses)
 
 
-def _table_is_current(conf: Settings, table: TableConfig) -> bool:
+@dataclass(frozen=True)
+class TableLook:
+    """One table's new sink files, as the engine's plan will find them."""
+
+    table: str
+    files: int
+    bytes: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class LookAhead:
+    """Every selected table's new sink files, read before any JVM starts."""
+
+    ingested_at: str
+    seconds: float
+    tables: tuple[TableLook, ...]
+
+    @property
+    def new_bytes(self) -> int:
+        return sum(look.bytes for look in self.tables)
+
+    def nothing_new_run(self, conf: Settings) -> IngestRun | None:
+        """The run's record when no table has anything new, else None."""
+        if any(look.files for look in self.tables):
+            return None
+        results = tuple(
+            TableResult(look.table, seconds=look.seconds, profile=(StepTiming(STEP, look.seconds),))
+            for look in self.tables
+        )
+        steps = (StepTiming(STEP, self.seconds),)
+        return IngestRun(self.ingested_at, self.seconds, conf.landing, conf.lake, results, steps)
+
+
+def _look_at(conf: Settings, table: TableConfig) -> TableLook:
+    started = time.monotonic()
     paths = TablePaths.of(conf, table)
     committed = oldest(
         [
@@ -89,28 +128,26 @@ def _table_is_current(conf: Settings, table: TableConfig) -> bool:
             committed_checkpoint(paths.changelog, table.topic),
         ]
     )
-    return plan_files(table.topic, topic_files(conf.landing, table.topic), committed).empty
+    listed, sizes = topic_files(conf.landing, table.topic)
+    new = plan_files(table.topic, listed, committed).items
+    size = sum(sizes[f.path] for f in new)
+    return TableLook(table.name, len(new), size, round(time.monotonic() - started, 3))
 
 
-def nothing_new(conf: Settings, tables: list[TableConfig]) -> IngestRun | None:
-    """The run's record when no table has anything new; None when one has, or when unsure."""
+def look_ahead(conf: Settings, tables: list[TableConfig]) -> LookAhead | None:
+    """What each table's plan will find; None when unsure (see the module's docstring)."""
     if any(table.source.kind != "landing" for table in tables):
         return None
     ingested_at = ingestion_time()
     started = time.monotonic()
-    results = []
     try:
-        for table in tables:
-            begun = time.monotonic()
-            if not _table_is_current(conf, table):
-                return None
-            seconds = round(time.monotonic() - begun, 3)
-            results.append(
-                TableResult(table.name, seconds=seconds, profile=(StepTiming(STEP, seconds),))
-            )
+        looks = tuple(_look_at(conf, table) for table in tables)
     except (Unsure, OSError):  # OSError: a file gone or unreadable while looked at
         return None
-    elapsed = round(time.monotonic() - started, 3)
-    return IngestRun(
-        ingested_at, elapsed, conf.landing, conf.lake, tuple(results), (StepTiming(STEP, elapsed),)
-    )
+    return LookAhead(ingested_at, round(time.monotonic() - started, 3), looks)
+
+
+def nothing_new(conf: Settings, tables: list[TableConfig]) -> IngestRun | None:
+    """The run's record when no table has anything new; None when one has, or when unsure."""
+    look = look_ahead(conf, tables)
+    return None if look is None else look.nothing_new_run(conf)

@@ -44,6 +44,7 @@ class Settings:
     driver_memory: str
     executor_memory: str
     job_java_options: str
+    quick_jit_max_mb: int
     shuffle_partitions: int
     parallel_tables: int
     lock_wait_seconds: int

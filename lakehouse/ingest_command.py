@@ -11,6 +11,7 @@ import signal
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,12 +21,12 @@ from rich.table import Table
 from ingestion.config import TableConfig, load_tables, select_tables
 from ingestion.continuous import serve
 from ingestion.engine import Engine, ingest
-from ingestion.nothing_new import nothing_new
+from ingestion.nothing_new import look_ahead
 from ingestion.preflight import check_run
 from ingestion.profile import StepTiming, timed
 from ingestion.results import IngestRun, TableResult
 from ingestion.settings import Settings, load_settings
-from ingestion.spark import build_session
+from ingestion.spark import build_session, for_batch, runs_quick_jit
 from lakehouse import output
 from lakehouse.output import console
 
@@ -86,11 +87,16 @@ def write_run_record(conf: Settings, run: IngestRun) -> Path:
 
 
 def _start_session(conf: Settings, continuous: bool) -> tuple[SparkSession, StepTiming]:
-    """The Spark session; a continuous service's JVM ignores SIGTERM (see `run_continuous`)."""
+    """The Spark session; a continuous service's JVM ignores SIGTERM (see `run_continuous`).
+
+    A one-shot run's step records whether the JVM runs on the quick JIT alone (`for_batch`).
+    """
     started = time.monotonic()
     log_file = conf.run_dir / "lakehouse-ingest.log"
     if not continuous:
-        return build_session("lakehouse-ingest", conf, log_file), timed("spark session", started)
+        spark = build_session("lakehouse-ingest", conf, log_file)
+        jit = {"quick_jit": float(runs_quick_jit(spark))}
+        return spark, replace(timed("spark session", started), detail=jit)
     # An ignored signal stays ignored across exec, and the JVM then installs no
     # handler for it: a SIGTERM to the whole process group (systemd, a
     # container stop) reaches only the Python driver, which stops between commits.
@@ -156,11 +162,12 @@ def run_ingest(
     conf = load_settings(overrides)
     selected = select_tables(load_tables(), tables)
     check_run(conf, landing=any(t.source.kind == "landing" for t in selected))
-    if not continuous and (run := nothing_new(conf, selected)) is not None:
-        record = write_run_record(conf, run)
-        _summary(run, run.seconds, record, profile)
-        return 0
-    spark, startup = _start_session(conf, continuous)
     if continuous:
+        spark, _ = _start_session(conf, continuous)
         return run_continuous(spark, conf, selected, profile)
+    look = look_ahead(conf, selected)
+    if look is not None and (run := look.nothing_new_run(conf)) is not None:
+        _summary(run, run.seconds, write_run_record(conf, run), profile)
+        return 0
+    spark, startup = _start_session(for_batch(conf, look.new_bytes if look else None), continuous)
     return run_once(spark, conf, selected, (startup,), profile)

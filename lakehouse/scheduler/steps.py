@@ -79,22 +79,24 @@ class JobRunner:
         self._ingestor = ingestor or self._ingest_with_engine
         self.touched: list[str] = []
 
-    def spark(self) -> Any:
-        """The Spark session, built only when an ingest step needs it."""
+    def spark(self, new_bytes: int | None = None) -> Any:
+        """The Spark session, built only when an ingest step needs it, for its batch's size."""
         if self._spark is None:
-            from ingestion.spark import build_session
+            from ingestion.spark import build_session, for_batch
 
-            self._spark = build_session(f"lakehouse-job-{self.job.name}", self.conf)
+            conf = for_batch(self.conf, new_bytes)
+            self._spark = build_session(f"lakehouse-job-{self.job.name}", conf)
         return self._spark
 
     def _ingest_with_engine(self, tables: list[TableConfig]) -> IngestRun:
-        """The engine's run; a job that has not started Spark yet first asks without it."""
+        """The engine's run; a job that has not started Spark yet first looks without it."""
         from ingestion.engine import ingest
-        from ingestion.nothing_new import nothing_new
+        from ingestion.nothing_new import look_ahead
 
-        if self._spark is None and (run := nothing_new(self.conf, tables)) is not None:
+        look = look_ahead(self.conf, tables) if self._spark is None else None
+        if look is not None and (run := look.nothing_new_run(self.conf)) is not None:
             return run
-        return ingest(self.spark(), self.conf, tables, self.log)
+        return ingest(self.spark(look.new_bytes if look else None), self.conf, tables, self.log)
 
     def ingest(self, step: Step, record: StepRecord) -> None:
         from lakehouse.ingest_command import summary_table

@@ -1,4 +1,5 @@
-"""The JVM-free nothing-new check: it answers only when the engine would find nothing new.
+"""The JVM-free look ahead: nothing new only when the engine would find nothing new, and how
+much is new otherwise, which sizes the one-shot driver's JIT.
 
 Timelines here are written as Hudi 1.x writes completed commits (an Avro
 HoodieCommitMetadata with the checkpoint in its extra metadata), with only the
@@ -18,11 +19,12 @@ import fastavro
 import pytest
 
 from ingestion.checkpoint import KEY, Checkpoint
-from ingestion.nothing_new import STEP, nothing_new
+from ingestion.nothing_new import STEP, look_ahead, nothing_new
 from ingestion.paths import TablePaths
 from ingestion.settings import Settings
+from ingestion.spark import QUICK_JIT, for_batch
 
-from .bronze import settings_for, tables_for
+from .bronze import make_landing, settings_for, tables_for
 
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
 
@@ -90,6 +92,28 @@ def test_a_new_file_is_left_to_the_engine(current, tmp_path: Path) -> None:
     assert nothing_new(conf, tables) is None
 
 
+def test_the_look_ahead_counts_only_the_new_files_and_their_bytes(current, tmp_path) -> None:
+    conf, tables, _ = current
+    new = sink_file(tmp_path / "landing", tables[0].topic, 9, text='{"op": "c"}\n' * 3)
+    look = look_ahead(conf, tables)
+    assert look is not None and look.nothing_new_run(conf) is None
+    assert [(t.table, t.files, t.bytes) for t in look.tables] == [
+        ("category", 1, new.stat().st_size)
+    ]
+    assert look.new_bytes == new.stat().st_size
+
+
+def test_only_a_known_small_batch_gets_the_quick_jit(current) -> None:
+    conf = dataclasses.replace(current[0], job_java_options="-Xss4m", quick_jit_max_mb=1)
+    assert for_batch(conf, 1024**2).job_java_options == f"-Xss4m {QUICK_JIT}"
+    assert for_batch(conf, 1024**2 + 1) == conf  # larger than quick_jit_max_mb
+    assert for_batch(conf, None) == conf  # not known (a Kafka source, a remote landing)
+    never = dataclasses.replace(conf, quick_jit_max_mb=0)
+    assert for_batch(never, 1) == never
+    given = dataclasses.replace(conf, job_java_options=QUICK_JIT)
+    assert for_batch(given, 1) == given  # never twice
+
+
 def test_a_bronze_behind_its_changelog_is_left_to_the_engine(current) -> None:
     """A crash between the changelog's commit and the bronze's: bronze must catch up."""
     conf, tables, paths = current
@@ -155,3 +179,33 @@ def test_lakehouse_ingest_with_nothing_new_starts_no_spark(local_stack, current,
     record = json.loads(Path(summary.rsplit("run record ", 1)[1]).read_text())
     assert [step["step"] for step in record["steps"]] == [STEP]
     assert [(t["table"], t["committed"]) for t in record["tables"]] == [("category", False)]
+
+
+def test_lakehouse_ingest_of_a_small_batch_runs_its_driver_on_the_quick_jit(
+    local_stack, tmp_path
+) -> None:
+    """With no JIT option given (the suite gives the quick JIT to every job), a small batch
+    starts its JVM with it: the JVM's own arguments, in the run record's first step."""
+    landing = make_landing(tmp_path / "landing", scale=0.001)
+    env = {
+        **os.environ,
+        "LAKEHOUSE_LANDING": str(landing),
+        "LAKEHOUSE_LAKE": str(tmp_path / "lake"),
+        "LAKEHOUSE_BRONZE_DATABASE": "quick_jit",
+        "LAKEHOUSE_JOB_JAVA_OPTIONS": "",
+    }
+    done = subprocess.run(
+        [LAKEHOUSE, "ingest", "--tables", "category"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = done.stdout.strip().splitlines()[-1]
+    record = json.loads(Path(summary.rsplit("run record ", 1)[1]).read_text())
+    assert [(s["step"], s["detail"]) for s in record["steps"]] == [
+        ("spark session", {"quick_jit": 1.0})
+    ]
+    assert [(t["table"], t["committed"]) for t in record["tables"]] == [("category", True)]
