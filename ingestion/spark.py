@@ -115,12 +115,13 @@ QUICK_JIT = "-XX:TieredStopAtLevel=1"
 def for_batch(conf: Settings, new_bytes: int | None) -> Settings:
     """The settings of a one-shot driver that will read `new_bytes` of input (None: unknown).
 
-    A fresh JVM spends much of a small batch compiling: 45 to 50 s of the
-    JIT's CPU in a 60 to 70 s run of the 1% change batch at --scale 1, its
+    A fresh JVM spends much of a small batch compiling: 45 and 51 s of the
+    JIT's CPU in runs of 54 to 73 s of the 1% change batch at --scale 1, its
     optimizing compilations done for code that has finished by the time they
     are ready. Up to `quick_jit_max_mb` of input the driver runs on the quick
-    compiler alone (that batch: 0.83x); a larger batch, the continuous
-    service and the Thrift server keep both, which pay back on long work.
+    compiler alone (that batch: 0.83x and 0.90x); a larger batch (the --scale
+    1 snapshot, 1.6 GB: 1.12x with it), the continuous service and the Thrift
+    server keep both, which pay back on long work.
     """
     small = new_bytes is not None and new_bytes <= conf.quick_jit_max_mb * 1024**2
     if not small or QUICK_JIT in conf.job_java_options.split():
