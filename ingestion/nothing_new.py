@@ -32,6 +32,7 @@ from ingestion.profile import StepTiming
 from ingestion.results import IngestRun, TableResult, ingestion_time
 from ingestion.settings import Settings
 from ingestion.sources.landing import LandingFile, local_statuses, plan_files, sort_statuses
+from ingestion.spark import for_batch
 
 STEP = "nothing-new check"
 
@@ -151,3 +152,8 @@ def nothing_new(conf: Settings, tables: list[TableConfig]) -> IngestRun | None:
     """The run's record when no table has anything new; None when one has, or when unsure."""
     look = look_ahead(conf, tables)
     return None if look is None else look.nothing_new_run(conf)
+
+
+def batch_settings(conf: Settings, look: LookAhead | None) -> Settings:
+    """The one-shot driver's settings for the batch the look found (`for_batch`)."""
+    return for_batch(conf, look.new_bytes if look else None)

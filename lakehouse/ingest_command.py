@@ -21,12 +21,12 @@ from rich.table import Table
 from ingestion.config import TableConfig, load_tables, select_tables
 from ingestion.continuous import serve
 from ingestion.engine import Engine, ingest
-from ingestion.nothing_new import look_ahead
+from ingestion.nothing_new import batch_settings, look_ahead
 from ingestion.preflight import check_run
 from ingestion.profile import StepTiming, timed
 from ingestion.results import IngestRun, TableResult
 from ingestion.settings import Settings, load_settings
-from ingestion.spark import build_session, for_batch, runs_quick_jit
+from ingestion.spark import build_session, runs_quick_jit
 from lakehouse import output
 from lakehouse.output import console
 
@@ -169,5 +169,5 @@ def run_ingest(
     if look is not None and (run := look.nothing_new_run(conf)) is not None:
         _summary(run, run.seconds, write_run_record(conf, run), profile)
         return 0
-    spark, startup = _start_session(for_batch(conf, look.new_bytes if look else None), continuous)
+    spark, startup = _start_session(batch_settings(conf, look), continuous)
     return run_once(spark, conf, selected, (startup,), profile)

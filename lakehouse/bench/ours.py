@@ -1,7 +1,8 @@
 """Worker: our ingestion (`ingestion.engine.ingest`) of whatever is new in a landing zone.
 
 Run as `python -m lakehouse.bench.ours --landing L --lake K --database D`, one
-process per phase, exactly the code path of `lakehouse ingest`.
+process per phase, exactly the code path of `lakehouse ingest` (its driver's JIT
+chosen by the same look ahead at the new files).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import time
 
 from ingestion.config import load_tables
 from ingestion.engine import ingest
+from ingestion.nothing_new import batch_settings, look_ahead
 from ingestion.settings import load_settings
 from ingestion.spark import build_session
 from lakehouse.bench.measure import report_result
@@ -26,7 +28,7 @@ def main() -> None:
     conf = load_settings({"landing": args.landing, "lake": args.lake})
     tables = list(load_tables(database=args.database).values())
     started = time.monotonic()
-    spark = build_session("lakehouse-bench-ours", conf)
+    spark = build_session("lakehouse-bench-ours", batch_settings(conf, look_ahead(conf, tables)))
     ready = time.monotonic()
     run = ingest(spark, conf, tables, log=print)
     done = time.monotonic()

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -22,6 +22,9 @@ from lakehouse.dbt_wrapper import run_dbt
 from lakehouse.output import console
 from lakehouse.scheduler.jobs_file import Job, Step
 from lakehouse.scheduler.records import DbtDetail, IngestDetail, SkippedDetail, StepRecord
+
+if TYPE_CHECKING:
+    from ingestion.nothing_new import LookAhead
 
 # Ingests the given tables once: the engine on the runner's Spark session, or a stand-in.
 Ingestor = Callable[[list[TableConfig]], IngestRun]
@@ -79,12 +82,13 @@ class JobRunner:
         self._ingestor = ingestor or self._ingest_with_engine
         self.touched: list[str] = []
 
-    def spark(self, new_bytes: int | None = None) -> Any:
+    def spark(self, look: LookAhead | None = None) -> Any:
         """The Spark session, built only when an ingest step needs it, for its batch's size."""
         if self._spark is None:
-            from ingestion.spark import build_session, for_batch
+            from ingestion.nothing_new import batch_settings
+            from ingestion.spark import build_session
 
-            conf = for_batch(self.conf, new_bytes)
+            conf = batch_settings(self.conf, look)
             self._spark = build_session(f"lakehouse-job-{self.job.name}", conf)
         return self._spark
 
@@ -96,7 +100,7 @@ class JobRunner:
         look = look_ahead(self.conf, tables) if self._spark is None else None
         if look is not None and (run := look.nothing_new_run(self.conf)) is not None:
             return run
-        return ingest(self.spark(look.new_bytes if look else None), self.conf, tables, self.log)
+        return ingest(self.spark(look), self.conf, tables, self.log)
 
     def ingest(self, step: Step, record: StepRecord) -> None:
         from lakehouse.ingest_command import summary_table
