@@ -156,43 +156,17 @@ def test_no_table_and_no_files_is_nothing_new(tmp_path: Path) -> None:
     assert nothing_new(conf, tables_for("quick", ("category", "sales"))) is not None
 
 
-def test_lakehouse_ingest_with_nothing_new_starts_no_spark(local_stack, current, tmp_path) -> None:
-    """The command prints its usual summary and record; the record's only step is the check."""
-    conf, _, _ = current
+def ingest_category(landing: str, lake: str, database: str, **settings: str) -> tuple[str, dict]:
+    """`lakehouse ingest --tables category`, which must exit 0: its summary line and run record.
+
+    `settings` are extra LAKEHOUSE_* variables, e.g. job_java_options="".
+    """
     env = {
         **os.environ,
-        "LAKEHOUSE_LANDING": conf.landing,
-        "LAKEHOUSE_LAKE": conf.lake,
-        "LAKEHOUSE_BRONZE_DATABASE": "quick",
-    }
-    done = subprocess.run(
-        [LAKEHOUSE, "ingest", "--tables", "category"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    summary = done.stdout.strip().splitlines()[-1]
-    assert summary.startswith("ingested 0 events from 0 files into 0 table(s)"), summary
-    record = json.loads(Path(summary.rsplit("run record ", 1)[1]).read_text())
-    assert [step["step"] for step in record["steps"]] == [STEP]
-    assert [(t["table"], t["committed"]) for t in record["tables"]] == [("category", False)]
-
-
-def test_lakehouse_ingest_of_a_small_batch_runs_its_driver_on_the_quick_jit(
-    local_stack, tmp_path
-) -> None:
-    """With no JIT option given (the suite gives the quick JIT to every job), a small batch
-    starts its JVM with it: the JVM's own arguments, in the run record's first step."""
-    landing = make_landing(tmp_path / "landing", scale=0.001)
-    env = {
-        **os.environ,
-        "LAKEHOUSE_LANDING": str(landing),
-        "LAKEHOUSE_LAKE": str(tmp_path / "lake"),
-        "LAKEHOUSE_BRONZE_DATABASE": "quick_jit",
-        "LAKEHOUSE_JOB_JAVA_OPTIONS": "",
+        "LAKEHOUSE_LANDING": landing,
+        "LAKEHOUSE_LAKE": lake,
+        "LAKEHOUSE_BRONZE_DATABASE": database,
+        **{f"LAKEHOUSE_{name.upper()}": value for name, value in settings.items()},
     }
     done = subprocess.run(
         [LAKEHOUSE, "ingest", "--tables", "category"],
@@ -204,7 +178,27 @@ def test_lakehouse_ingest_of_a_small_batch_runs_its_driver_on_the_quick_jit(
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = done.stdout.strip().splitlines()[-1]
-    record = json.loads(Path(summary.rsplit("run record ", 1)[1]).read_text())
+    return summary, json.loads(Path(summary.rsplit("run record ", 1)[1]).read_text())
+
+
+def test_lakehouse_ingest_with_nothing_new_starts_no_spark(local_stack, current, tmp_path) -> None:
+    """The command prints its usual summary and record; the record's only step is the check."""
+    conf, _, _ = current
+    summary, record = ingest_category(conf.landing, conf.lake, "quick")
+    assert summary.startswith("ingested 0 events from 0 files into 0 table(s)"), summary
+    assert [step["step"] for step in record["steps"]] == [STEP]
+    assert [(t["table"], t["committed"]) for t in record["tables"]] == [("category", False)]
+
+
+def test_lakehouse_ingest_of_a_small_batch_runs_its_driver_on_the_quick_jit(
+    local_stack, tmp_path
+) -> None:
+    """With no JIT option given (the suite gives the quick JIT to every job), a small batch
+    starts its JVM with it: the JVM's own arguments, in the run record's first step."""
+    landing = make_landing(tmp_path / "landing", scale=0.001)
+    _, record = ingest_category(
+        str(landing), str(tmp_path / "lake"), "quick_jit", job_java_options=""
+    )
     assert [(s["step"], s["detail"]) for s in record["steps"]] == [
         ("spark session", {"quick_jit": 1.0})
     ]
