@@ -90,9 +90,12 @@ $(POSTGRES):
 run: setup
 	$(BIN)/lakehouse run
 
-# The test suite (starts and stops its own stack on free ports).
+# The test suite (starts and stops its own stack on free ports), on TEST_WORKERS
+# pytest-xdist workers, each with its own stack: much of a test's time is one
+# JVM starting or one Python process, so two workers keep both cores busy.
+TEST_WORKERS ?= 2
 test: setup $(CHROMIUM)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 lint: setup
 	$(BIN)/pre-commit run --all-files

@@ -35,6 +35,12 @@ def _ephemeral_floor() -> int:
         return 32768
 
 
+def _worker() -> tuple[int, int]:
+    """This process's index among the run's pytest-xdist workers, and their count."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(name.removeprefix("gw")), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+
+
 def free_port() -> int:
     """A loopback port free now, below the kernel's ephemeral range, never given twice.
 
@@ -42,10 +48,12 @@ def free_port() -> int:
     (the docs site 40 minutes in): a port from the ephemeral range could be
     taken meanwhile by any outgoing connection or random-port listener, and
     the server would fail with "Address already in use". Below the range,
-    only a program asking for that very port can take it.
+    only a program asking for that very port can take it. Each xdist worker
+    draws from its own residue class, so two workers never pick the same port.
     """
     floor = _ephemeral_floor()
-    candidates = list(range(max(1024, floor - 12000), floor))
+    index, count = _worker()
+    candidates = [p for p in range(max(1024, floor - 12000), floor) if p % count == index]
     random.shuffle(candidates)
     for port in candidates:
         if port in _GIVEN_PORTS:
@@ -104,6 +112,49 @@ os.environ.update(
         "AWS_DEFAULT_REGION": "us-east-1",
     }
 )
+
+
+def leaked_secrets(*folders: Path) -> list[tuple[str, str]]:
+    """(file, secret's name) for every file under the folders that holds a secret's value."""
+    files = [path for folder in folders if folder.exists() for path in folder.rglob("*")
+             if path.is_file()]  # fmt: skip
+    return [
+        (str(path), name)
+        for path in files
+        for name, secret in SECRETS.items()
+        if secret.encode() in path.read_bytes()
+    ]
+
+
+# Modules whose tests share a costly session fixture run on one xdist worker,
+# which builds it once: the daily job's marts, the generator's landings.
+SHARED_FIXTURE_GROUPS = {"daily_job": "daily", "generated": "generated"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the tests for `--dist loadgroup` (`make test`): a module stays on one worker, so
+    its module fixtures are built once, and modules sharing a fixture above share a group."""
+    groups: dict[str, str] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        shared = [g for name, g in SHARED_FIXTURE_GROUPS.items() if name in item.fixturenames]
+        groups[module] = shared[0] if shared else groups.get(module, module)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::")[0]]))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_secret_written() -> Iterator[None]:
+    """Nothing this process's tests wrote holds a secret, checked once they all ran.
+
+    tests/platform/test_secrets.py checks the daily job's outputs when it runs;
+    this covers what ran after it, or on another xdist worker, with its own home.
+    """
+    yield
+    from ingestion.settings import settings
+
+    conf = settings()
+    assert leaked_secrets(conf.home, conf.dbt_target_path) == []
 
 
 @pytest.fixture(name="free_port")
