@@ -95,7 +95,7 @@ run: setup
 # JVM starting or one Python process, so two workers keep both cores busy.
 TEST_WORKERS ?= 2
 test: setup $(CHROMIUM)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -n $(TEST_WORKERS)
 
 lint: setup
 	$(BIN)/pre-commit run --all-files

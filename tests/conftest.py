@@ -126,21 +126,50 @@ def leaked_secrets(*folders: Path) -> list[tuple[str, str]]:
     ]
 
 
-# Modules whose tests share a costly session fixture run on one xdist worker,
-# which builds it once: the daily job's marts, the generator's landings.
-SHARED_FIXTURE_GROUPS = {"daily_job": "daily", "generated": "generated"}
+# Where `make test` (pytest-xdist, two workers) keeps tests together: a module's
+# tests on one worker, so its module fixtures are built once, and the modules
+# that share a costly session fixture in one group, so one worker builds it.
+SHARED_GROUPS = {
+    "daily_job": (
+        "tests/airflow/test_dag_run.py",
+        "tests/dashboard/test_dashboard.py",
+        "tests/dbt/test_marts.py",
+        "tests/docs/test_docs_site.py",
+        "tests/platform/test_loopback.py",
+        "tests/platform/test_secrets.py",
+        "tests/scheduler/test_jobs.py",
+    ),
+    "generated": ("tests/cdc/generate/",),
+}
+
+
+def group_of(nodeid: str) -> str:
+    """The group of a test: its module's, or the shared fixture's its module is listed under."""
+    module = nodeid.split("::")[0]
+    return next((f for f, modules in SHARED_GROUPS.items() if module.startswith(modules)), module)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests for `--dist loadgroup` (`make test`): a module stays on one worker, so
-    its module fixtures are built once, and modules sharing a fixture above share a group."""
-    groups: dict[str, str] = {}
+    """A module that uses a shared fixture must be in its group (or a second worker builds it)."""
     for item in items:
-        module = item.nodeid.split("::")[0]
-        shared = [g for name, g in SHARED_FIXTURE_GROUPS.items() if name in item.fixturenames]
-        groups[module] = shared[0] if shared else groups.get(module, module)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::")[0]]))
+        for fixture in SHARED_GROUPS.keys() & set(item.fixturenames):
+            if group_of(item.nodeid) != fixture:
+                module = item.nodeid.split("::")[0]
+                raise pytest.UsageError(
+                    f"{module} uses {fixture}: list it in SHARED_GROUPS (tests/conftest.py)"
+                )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """xdist hands out whole groups (`group_of`) to its workers, in collection order."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return ByGroup(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)
