@@ -149,8 +149,21 @@ def group_of(nodeid: str) -> str:
     return next((f for f, modules in SHARED_GROUPS.items() if module.startswith(modules)), module)
 
 
+# The longest groups first (seconds in one process on this machine, 2026-11-28), so
+# that no worker starts a long one while the other is nearly done; then the rest.
+LONGEST_FIRST = (
+    "daily_job",  # 950 s: the daily job, its DAG run, the marts, docs and dashboards
+    "tests/bench/test_bench.py",  # 670 s
+    "tests/cdc/test_live_chain.py",  # 360 s
+    "tests/ingestion/test_ingest_crash.py",  # 210 s
+    "tests/ingestion/test_ingest_formats.py",  # 200 s
+    "tests/ingestion/test_ingest_faults.py",  # 170 s
+    "tests/bench/test_latency.py",  # 150 s
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A module that uses a shared fixture must be in its group (or a second worker builds it)."""
+    """The longest groups first; a module using a shared fixture must be in its group."""
     for item in items:
         for fixture in SHARED_GROUPS.keys() & set(item.fixturenames):
             if group_of(item.nodeid) != fixture:
@@ -158,12 +171,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 raise pytest.UsageError(
                     f"{module} uses {fixture}: list it in SHARED_GROUPS (tests/conftest.py)"
                 )
+    rank = {group: index for index, group in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))  # stable
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """xdist hands out whole groups (`group_of`) to its workers, in collection order."""
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # not by the number of tests: by LONGEST_FIRST
 
     class ByGroup(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
