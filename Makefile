@@ -32,6 +32,12 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: setup run test lint stack-up stack-down clean
 
+# Set-up steps run two at a time (the venvs' pip installs, Maven and the class
+# archive overlap); each tool's own steps stay in order, below: Maven's (one local
+# repository) and apt's (one dpkg lock). Their output is quiet, so not synchronised:
+# that would hold the test suite's progress until it ends.
+MAKEFLAGS += --jobs=2
+
 setup: $(PY_STAMP) $(JARS_STAMP) $(JVM_ARCHIVE) $(CDC_JARS_STAMP) $(BENCH_JARS_STAMP) $(AIRFLOW_STAMP) $(MARIADB) $(POSTGRES)
 
 $(PY_STAMP): pyproject.toml
@@ -51,7 +57,7 @@ $(JARS_STAMP): jvm/pom.xml
 $(JVM_ARCHIVE): $(PY_STAMP) $(JARS_STAMP)
 	$(BIN)/python -m lakehouse.jvm_archive
 
-$(CDC_JARS_STAMP): jvm/cdc/pom.xml
+$(CDC_JARS_STAMP): jvm/cdc/pom.xml | $(JARS_STAMP)
 	rm -rf $(CDC_JARS)
 	for profile in $(CDC_PROFILES); do \
 		folder=$(abspath $(CDC_JARS))/connect-plugins/$$profile; \
@@ -61,7 +67,7 @@ $(CDC_JARS_STAMP): jvm/cdc/pom.xml
 	done
 	touch $@
 
-$(BENCH_JARS_STAMP): jvm/bench/pom.xml
+$(BENCH_JARS_STAMP): jvm/bench/pom.xml | $(CDC_JARS_STAMP)
 	mvn --batch-mode --quiet -f jvm/bench/pom.xml dependency:copy-dependencies \
 		-DoutputDirectory=$(abspath $(BENCH_JARS))
 	touch $@
@@ -72,12 +78,12 @@ $(AIRFLOW_STAMP): airflow/requirements.txt
 	$(AIRFLOW_VENV)/bin/pip install --quiet -r airflow/requirements.txt
 	touch $@
 
-$(CHROMIUM):
+$(CHROMIUM): | $(MARIADB)
 	$(SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation || \
 		($(SUDO) apt-get update && \
 		 $(SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation)
 
-$(MARIADB):
+$(MARIADB): | $(POSTGRES)
 	$(SUDO) apt-get install -y --no-install-recommends mariadb-server mariadb-client || \
 		($(SUDO) apt-get update && \
 		 $(SUDO) apt-get install -y --no-install-recommends mariadb-server mariadb-client)

@@ -212,6 +212,37 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
+def _listened_on(port: int) -> bool:
+    """True when some socket listens on the port, from the kernel's TCP tables."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            local, _, state = row.split()[1:4]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+# A server stopped while a client kept a connection open (a browser on the docs
+# site) leaves that connection closing for up to the kernel's FIN timeout (60 s),
+# and a server that binds without SO_REUSEADDR (`dbt docs serve`) cannot bind
+# meanwhile: a restart waits for it, though never for a port something listens on.
+RELEASE_SECONDS = 90
+
+
+def port_released(host: str, port: int) -> bool:
+    """Poll until the port can be bound; False at once when a socket listens on it."""
+    deadline = time.monotonic() + RELEASE_SECONDS
+    while port_in_use(host, port):
+        if _listened_on(port) or time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
 def wait_healthy(
     service: Service, conf: Settings, pid: int, deadline: float, log: Callable[[str], None]
 ) -> None:
@@ -245,7 +276,7 @@ def start(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
     if pid is not None:
         log(f"{service.name}: already running (pid {pid})")
         return pid
-    if port_in_use(conf.thrift_host, service.port):
+    if not port_released(conf.thrift_host, service.port):
         raise StackError(
             f"{service.name}: port {service.port} on {conf.thrift_host} is already in use by "
             f"another process; stop it or choose another port ({service.port_setting})"

@@ -198,3 +198,23 @@ def test_port_in_use_gives_a_clear_error(other_stack) -> None:
         squatter.listen()
         with pytest.raises(stack.StackError, match=f"port {conf.metastore_port} .* in use"):
             stack.up(conf, log=lambda _: None)
+
+
+def test_a_restart_waits_for_a_closing_connection_but_not_for_a_listener(free_port) -> None:
+    """A port held by a socket that is only closing (a browser's connection to a stopped
+    docs site) is waited for; a port something listens on is refused at once."""
+    import socket
+    import threading
+
+    port = free_port()
+    closing = socket.socket()  # bound without SO_REUSEADDR, as `dbt docs serve` binds
+    closing.bind((stack.LOOPBACK, port))
+    assert stack.port_in_use(stack.LOOPBACK, port)
+    threading.Timer(1.0, closing.close).start()
+    assert stack.port_released(stack.LOOPBACK, port)
+    with socket.socket() as listener:
+        listener.bind((stack.LOOPBACK, port))
+        listener.listen()
+        started = time.monotonic()
+        assert not stack.port_released(stack.LOOPBACK, port)
+        assert time.monotonic() - started < 5
