@@ -8,13 +8,14 @@ ingestion writes Hudi commits, and every one must be on 127.0.0.1 or ::1.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from ingestion.settings import settings
+from ingestion.settings import Settings, settings
 from lakehouse import stack
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.services import dashboard_server, docs_site
@@ -23,8 +24,7 @@ from tests.platform.sockets import Listener, listeners
 DEADLINE_SECONDS = 600
 
 
-def _server_pids() -> list[int]:
-    conf = settings()
+def _server_pids(conf: Settings) -> list[int]:
     services = [*stack.services(conf), docs_site.service(conf), dashboard_server.service(conf)]
     pids = [stack.running_pid(service, conf) for service in services]
     assert all(pids), f"not every server is up: {dict(zip(services, pids, strict=True))}"
@@ -46,8 +46,10 @@ def _sample_while_running(
     return servers, ingestion
 
 
-def test_every_listening_socket_is_on_loopback(daily_job, tmp_path: Path) -> None:
-    conf = settings()
+def test_every_listening_socket_is_on_loopback(daily_job, tmp_path: Path, free_port) -> None:
+    # A docs port of its own: the one test_docs_site served may stay held for up to a
+    # minute by the browser's closing connection (stack.port_released would wait).
+    conf = dataclasses.replace(settings(), docs_port=free_port())
     docs_site.serve(conf, log=lambda _: None)
     dashboard_server.up(conf, log=lambda _: None)
     try:
@@ -60,7 +62,7 @@ def test_every_listening_socket_is_on_loopback(daily_job, tmp_path: Path) -> Non
         }
         command = [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", "sales,users"]
         ingest = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
-        servers, ingestion = _sample_while_running(ingest, [os.getpid(), *_server_pids()])
+        servers, ingestion = _sample_while_running(ingest, [os.getpid(), *_server_pids(conf)])
         assert ingest.returncode == 0
     finally:
         dashboard_server.down(conf, log=lambda _: None)
