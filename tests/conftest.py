@@ -114,10 +114,14 @@ os.environ.update(
 )
 
 
-def leaked_secrets(*folders: Path) -> list[tuple[str, str]]:
-    """(file, secret's name) for every file under the folders that holds a secret's value."""
-    files = [path for folder in folders if folder.exists() for path in folder.rglob("*")
-             if path.is_file()]  # fmt: skip
+def written_files(*folders: Path) -> list[Path]:
+    """Every file under the folders that exist."""
+    return [path for folder in folders if folder.exists() for path in folder.rglob("*")
+            if path.is_file()]  # fmt: skip
+
+
+def leaked_secrets(files: list[Path]) -> list[tuple[str, str]]:
+    """(file, secret's name) for every file that holds a secret's value."""
     return [
         (str(path), name)
         for path in files
@@ -200,7 +204,7 @@ def no_secret_written() -> Iterator[None]:
     from ingestion.settings import settings
 
     conf = settings()
-    assert leaked_secrets(conf.home, conf.dbt_target_path) == []
+    assert leaked_secrets(written_files(conf.home, conf.dbt_target_path)) == []
 
 
 @pytest.fixture(name="free_port")

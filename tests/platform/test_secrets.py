@@ -10,14 +10,14 @@ worker's tests end (`no_secret_written`, tests/conftest.py).
 from __future__ import annotations
 
 from ingestion.settings import settings
-from tests.conftest import leaked_secrets
+from tests.conftest import leaked_secrets, written_files
 
 
 def test_no_output_contains_a_secret(daily_job) -> None:
     conf = settings()
-    written = [p for folder in (conf.home, conf.dbt_target_path) for p in folder.rglob("*")]
-    kinds = {path.suffix for path in written if path.is_file()}
+    written = written_files(conf.home, conf.dbt_target_path)
+    kinds = {path.suffix for path in written}
     # The outputs are there: logs, run records, the docs site's manifest.
     assert {".log", ".json", ".html"} <= kinds
     assert any(path.name.startswith("job-daily-") for path in written)
-    assert leaked_secrets(conf.home, conf.dbt_target_path) == []
+    assert leaked_secrets(written) == []
