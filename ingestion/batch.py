@@ -2,8 +2,8 @@
 
 Decoding reads the bronze table's current columns first, so that columns added
 by earlier runs keep their types. Counting is one Spark job over the lines and
-the decoded rows, which also fills the decoded rows' cache: the events and
-rejects that the commits then read are filters over it.
+the decoded rows, which also stores the decoded rows (kept.py): the events and
+rejects that the commits then read are filters over them.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pyspark.sql import types as T
 
 from ingestion.decode.events import DecodeSpec, classify, decode
 from ingestion.decode.types import FieldType, from_spark_type
+from ingestion.kept import kept, release
 from ingestion.paths import to_hadoop_uri
 from ingestion.plan import TablePlan
 from ingestion.profile import Profiler
@@ -26,17 +27,17 @@ from ingestion.sources.base import Source
 
 @dataclass(frozen=True)
 class DecodedBatch:
-    """The decoded batch, cached until its commits are done."""
+    """The decoded batch, kept until its commits are done."""
 
     events: DataFrame  # source columns + _cdc_* + _cdc_event_id, truncates included
     rejects: DataFrame  # raw, source_file, line, reason
     lines: DataFrame  # the classified lines
-    rows: DataFrame  # the decoded lines that events and rejects filter (cached)
+    rows: DataFrame  # the decoded lines that events and rejects filter (kept)
     columns: tuple[str, ...]  # source columns, config order then new ones
 
     def unpersist(self) -> None:
         for frame in (self.rows, self.lines):
-            frame.unpersist()
+            release(frame)
 
 
 def field_types(schema: T.StructType) -> dict[str, FieldType]:
@@ -68,19 +69,20 @@ def decode_batch(
     ingested_at: str,
     profile: Profiler,
 ) -> DecodedBatch:
-    """Read the plan's batch from its source and decode it; the decoded lines cached."""
+    """Read the plan's batch from its source and decode it; the decoded lines kept."""
     table = plan.table
     with profile.step("bronze schema"):
         declared = {**existing_columns(spark, plan), **table.columns}
     spec = DecodeSpec(table.source.connector, table.key, declared)
     with profile.step("decode"):
         decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)
-    rows = decoded.rows.cache()  # events and rejects, filters over it, read it from the cache
+        # Events and rejects, filters over the rows, read them as stored.
+        decoded = replace(decoded, rows=kept(decoded.rows))
     return DecodedBatch(
         events=decoded.events,
         rejects=decoded.rejects,
         lines=decoded.lines,
-        rows=rows,
+        rows=decoded.rows,
         columns=tuple(decoded.columns),
     )
 

@@ -30,6 +30,7 @@ from ingestion.decode.types import (
     resolve_columns,
     version_fields,
 )
+from ingestion.kept import kept
 from ingestion.ordering import any_position_column, position_column
 
 LINE_SCHEMA = "file string, line bigint, raw string, schema string, error string"
@@ -76,8 +77,8 @@ REJECTED_RAW = "_rejected_raw"
 class Decoded:
     """Every decoded line once, the columns that were found, and the classified lines.
 
-    `events` and `rejects` are filters over `rows`, so a caller that caches
-    `rows` decodes each line once. Cached apart, each of the two decoded every
+    `events` and `rejects` are filters over `rows`, so a caller that keeps
+    `rows` (ingestion/kept.py) decodes each line once. Apart, each of the two decoded every
     line again, and Spark's optimizer pushed each filter below the decoding's
     projection: every expression of the decoder ran in the filter and again
     after it.
@@ -85,7 +86,7 @@ class Decoded:
 
     rows: DataFrame  # events' columns + REJECTION, LINE, REJECTED_RAW; tombstones left out
     columns: dict[str, FieldType]  # final column types, config order then new columns
-    lines: DataFrame  # classified lines (cached), for counting
+    lines: DataFrame  # classified lines (kept, ingestion/kept.py), for counting
 
     @property
     def events(self) -> DataFrame:
@@ -404,7 +405,7 @@ def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
     schema, unknown op, a value its type cannot hold) is rejected with a
     reason naming the cause; every other line of the file is applied.
     """
-    lines = lines.cache()
+    lines = kept(lines)
     columns, versions, bad_versions = _columns_and_bad_versions(lines, spec)
     names = {name: f"_value_{index}" for index, name in enumerate(columns)}
     staged = _with_events(lines).select(

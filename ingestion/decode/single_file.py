@@ -33,6 +33,7 @@ from pyspark.sql import types as T
 
 from ingestion.decode.events import DecodeSpec, classify, decode, read_lines
 from ingestion.errors import UserError
+from ingestion.kept import release
 from ingestion.sources.landing import to_hadoop_uri
 
 TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'"
@@ -74,7 +75,7 @@ def decode_paths(
                 }
             )
     finally:
-        decoded.lines.unpersist()  # cached by decode(); a rerun must read the files again
+        release(decoded.lines)  # kept by decode(); a rerun must read the files again
 
 
 def _event_lines(events: DataFrame) -> Iterator[str]:

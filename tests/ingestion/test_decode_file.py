@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from ingestion.decode.events import DecodeSpec, classify, decode, read_lines
 from ingestion.decode.single_file import decode_file
+from ingestion.kept import kept, release
 
 from .bronze import make_landing
 from .test_ingest_faults import topic_files
@@ -86,24 +88,24 @@ def test_lines_keep_their_file_order_across_scan_splits(spark, tmp_path: Path) -
         assert (Path(row.file).stem, row.line) == (event["file"], event["n"])
 
 
-def test_events_and_rejects_are_filters_over_one_cached_decode(spark, tmp_path: Path) -> None:
-    # Each line is decoded once: with the decoded rows cached, neither the events
-    # nor the rejects parse JSON again (apart, each decoded every line, and in the
-    # filter that Spark pushed below the decoding as well as after it).
+def test_events_and_rejects_are_filters_over_one_kept_decode(spark, tmp_path: Path) -> None:
+    # Each line is decoded once: with the decoded rows kept, neither the events nor
+    # the rejects parse JSON again (apart, each decoded every line, and in the filter
+    # that Spark pushed below the decoding as well as after it), and their plans
+    # start from the stored rows, not from the decoding's.
     path = tmp_path / "mixed.json"
     path.write_text(json.dumps(PAGILA_UPDATE) + "\n" + "not json\n")
     lines = classify(read_lines(spark, [str(path)], []))
     decoded = decode(lines, DecodeSpec(connector="any", key=()), ingested_at="2024-01-01")
-    decoded.rows.cache()
+    decoded = replace(decoded, rows=kept(decoded.rows))
     try:
         for frame in (decoded.events, decoded.rejects):
             plan = frame._jdf.queryExecution().optimizedPlan().toString()
-            above_cache = plan.split("InMemoryRelation")[0]
-            assert "InMemoryRelation" in plan and "from_json" not in above_cache, plan
+            assert "LogicalRDD" in plan and "from_json" not in plan, plan
         assert [r.address_id for r in decoded.events.collect()] == [105]
         assert [(r.line, r.reason) for r in decoded.rejects.collect()] == [
             (1, "line is not a JSON object")
         ]
     finally:
-        decoded.rows.unpersist()
-        decoded.lines.unpersist()
+        release(decoded.rows)
+        release(decoded.lines)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ingestion.decode import events
 from ingestion.decode.events import DecodeSpec, classify, decode, read_lines
+from ingestion.kept import release
 
 from .debezium_events import dumps, envelope, field
 
@@ -29,7 +30,7 @@ def decoded(spark, path: Path, lines: list[str]) -> tuple[dict[str, str], list[t
         rows = sorted(tuple(r) for r in batch.events.select("id", "name").collect())
         return {name: kind.spark_type for name, kind in batch.columns.items()}, rows
     finally:
-        batch.lines.unpersist()
+        release(batch.lines)
 
 
 def test_schemaless_columns_are_looked_for_only_when_an_event_has_no_schema(

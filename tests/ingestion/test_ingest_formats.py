@@ -36,6 +36,11 @@ class Ingested:
     database: str
     tables: list[TableConfig]
     results: dict[str, TableResult]
+    stored_after: int  # RDDs the run left stored in the session's block manager
+
+
+def stored_rdds(spark) -> int:
+    return spark.sparkContext._jsc.sc().getPersistentRDDs().size()
 
 
 @pytest.fixture(scope="module", params=FORMATS)
@@ -47,7 +52,9 @@ def ingested(request, spark, tmp_path_factory):
     conf = settings_for(landing, root / "lake")
     database = "bronze_" + fmt.replace("-", "_")
     tables = tables_for(database)
-    return Ingested(landing, conf, database, tables, run_ingest(spark, conf, tables))
+    stored = stored_rdds(spark)
+    results = run_ingest(spark, conf, tables)
+    return Ingested(landing, conf, database, tables, results, stored_rdds(spark) - stored)
 
 
 def test_every_table_equals_the_expected_final_state_in_spark(ingested, spark) -> None:
@@ -63,6 +70,12 @@ def test_every_table_equals_the_expected_final_state_through_thrift(ingested) ->
         columns = [c for c in wanted[0] if c != "_deleted"] + ["_cdc_is_deleted"]
         rows = thrift_rows(ingested.database, table, columns)
         assert differences(rows, wanted, key_of(table)) == [], table
+
+
+def test_a_run_leaves_none_of_its_rows_stored(ingested) -> None:
+    """Each table's kept lines and rows (ingestion/kept.py) are freed when its commits are
+    done: the continuous service's session must not hold every batch it ever read."""
+    assert ingested.stored_after == 0
 
 
 def test_nothing_is_quarantined_and_tombstones_are_skipped(ingested) -> None:
