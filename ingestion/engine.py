@@ -88,6 +88,18 @@ def commit_batch(
     return written
 
 
+def longest_first(tables: list[TableConfig], memory: dict[str, TableMemory]) -> list[TableConfig]:
+    """The order a micro-batch starts its tables in: the longest in the last one first.
+
+    Most of a micro-batch's events are in the tables that take longest (at
+    --scale 1, listing, sales and users hold 95% of them); started last, they
+    waited for the small ones and committed at the micro-batch's very end.
+    Started first, they commit earlier, and the small tables fill the cores
+    after them. The first micro-batch (nothing measured yet) keeps config order.
+    """
+    return sorted(tables, key=lambda table: -memory[table.name].seconds)
+
+
 class Engine:
     """Micro-batches over a fixed set of tables in one Spark session.
 
@@ -185,9 +197,14 @@ class Engine:
         ingested_at = ingestion_time()
         started = time.monotonic()
         # Tables are independent; overlapping their commits hides Hudi's per-commit latency.
-        results = tuple(
-            self._pool.map(lambda table: self.ingest_table(table, ingested_at, stop), self.tables)
-        )
+        order = longest_first(self.tables, self.memory)
+        done = {
+            result.table: result
+            for result in self._pool.map(lambda t: self.ingest_table(t, ingested_at, stop), order)
+        }
+        for result in done.values():
+            self.memory[result.table].seconds = result.seconds
+        results = tuple(done[table.name] for table in self.tables)  # config order
         return IngestRun(
             ingested_at,
             _elapsed(started),

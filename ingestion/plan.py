@@ -29,12 +29,14 @@ class TableMemory:
     """What the engine keeps of a table between micro-batches of one process.
 
     The states are reused only while their table's newest commit is unchanged
-    (read_state checks with one listing); `registered` spares the catalog.
+    (read_state checks with one listing); `registered` spares the catalog;
+    `seconds` orders the next micro-batch (engine.longest_first).
     """
 
     bronze: TableState | None = None
     changelog: TableState | None = None
     registered: bool = False
+    seconds: float = 0.0  # the table's run in the last micro-batch
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,10 @@ from pathlib import Path
 from py4j.protocol import Py4JJavaError
 
 from ingestion.checkpoint import read_checkpoint
+from ingestion.config import load_tables
+from ingestion.engine import longest_first
 from ingestion.paths import table_path
+from ingestion.plan import TableMemory
 from ingestion.sources.landing import parse_file_name
 from lakehouse.bench.staging import Landing, open_landing, stage
 
@@ -138,3 +141,15 @@ def test_killed_mid_batch_then_restarted_reaches_the_exact_state(spark, tmp_path
         if restarted.poll() is None:
             os.killpg(restarted.pid, signal.SIGKILL)
     assert_exact_state(spark, conf, database, root)
+
+
+def test_a_micro_batch_starts_the_tables_that_took_longest_first() -> None:
+    """Most events wait in the longest tables: they start first, ties in config order."""
+    tables = list(load_tables().values())
+    memory = {table.name: TableMemory() for table in tables}
+    assert longest_first(tables, memory) == tables  # nothing measured yet: config order
+    for name, seconds in (("listing", 10.1), ("sales", 9.3), ("users", 9.3), ("date", 3.4)):
+        memory[name].seconds = seconds
+    assert [t.name for t in longest_first(tables, memory)] == [
+        "listing", "sales", "users", "date", "category", "event", "venue"
+    ]  # fmt: skip
