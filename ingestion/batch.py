@@ -35,7 +35,8 @@ class DecodedBatch:
     rows: DataFrame  # the decoded lines that events and rejects filter (kept)
     columns: tuple[str, ...]  # source columns, config order then new ones
 
-    def unpersist(self) -> None:
+    def release(self) -> None:
+        """Free the stored rows and lines (kept.py) once the commits are done."""
         for frame in (self.rows, self.lines):
             release(frame)
 

@@ -166,7 +166,7 @@ class Engine:
             with profile.step("count"):
                 counts = count_batch(batch)
             written = commit_batch(self.spark, self.conf, plan, batch, counts, ingested_at, profile)
-            batch.unpersist()
+            batch.release()
         return TableResult.applied(
             table.name, plan.files, counts, written, _elapsed(started), profile.steps()
         )

@@ -78,10 +78,10 @@ class Decoded:
     """Every decoded line once, the columns that were found, and the classified lines.
 
     `events` and `rejects` are filters over `rows`, so a caller that keeps
-    `rows` (ingestion/kept.py) decodes each line once. Apart, each of the two decoded every
-    line again, and Spark's optimizer pushed each filter below the decoding's
-    projection: every expression of the decoder ran in the filter and again
-    after it.
+    `rows` (ingestion/kept.py) decodes each line once. Kept apart, each of the
+    two decoded every line again, and Spark's optimizer pushed each filter below
+    the decoding's projection: every expression of the decoder ran in the
+    filter and again after it.
     """
 
     rows: DataFrame  # events' columns + REJECTION, LINE, REJECTED_RAW; tombstones left out
