@@ -136,3 +136,22 @@ def test_hudi_writes_zstd_parquet_files(spark, tmp_path: Path) -> None:
     hudi_writer.write(events(spark, 50, 20), str(path), options, "upsert", new_table=False)
     assert sorted(file_versions(path).values()) == [2]  # the upsert rewrote the file
     assert parquet_codecs(spark, path) == {"ZSTD"}
+
+
+def test_hudi_plans_a_clean_after_ten_commits_not_after_each(spark, tmp_path: Path) -> None:
+    """conf/hudi-defaults.conf: cleaning, planned after every commit by default, waits for ten."""
+    table = load_tables(database="writer_test")["sales"]
+    path = tmp_path / "sales_changelog"
+    # Every commit rewrites the one small file; keeping one commit's files leaves old ones to clean.
+    options = {
+        **hudi_writer.changelog_options(table, parallelism=1),
+        "hoodie.clean.commits.retained": "1",
+    }
+    hudi_writer.write(events(spark, 0, 5), str(path), options, "bulk_insert", new_table=True)
+    for batch in range(1, 12):
+        hudi_writer.write(events(spark, batch * 5, 5), str(path), options, "upsert", False)
+    timeline = [p.name for p in (path / ".hoodie" / "timeline").iterdir()]
+    assert len([n for n in timeline if n.endswith(".commit")]) == 12
+    assert len([n for n in timeline if n.endswith(".clean")]) == 1
+    stored = spark.read.format("hudi").load(str(path)).select("salesid").collect()
+    assert sorted(r.salesid for r in stored) == list(range(60))
