@@ -14,6 +14,7 @@ against the generator's; figures of a run whose state is wrong are void.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -70,7 +71,9 @@ def generate_changes(out: Path, scale: float, events: int) -> Landing:
     return open_landing(out)
 
 
-def visible_from_file(conf: Settings, table: str, samples: list[Sample]) -> set[int]:
+def visible_from_file(
+    connection: thrift_client.Connection, table: str, samples: list[Sample]
+) -> set[int]:
     """Indexes of the samples whose key's bronze row comes from their file or a later one."""
     column = samples[0].key_column
     keys = ", ".join(repr(s.key) if isinstance(s.key, str) else str(s.key) for s in samples)
@@ -79,7 +82,7 @@ def visible_from_file(conf: Settings, table: str, samples: list[Sample]) -> set[
         f"where `{column}` in ({keys})"
     )
     try:
-        rows = thrift_client.execute(sql, conf).rows
+        rows = connection.execute(sql).rows
     except thrift_client.QueryFailed:  # not registered yet
         return set()
     offsets = {}
@@ -89,7 +92,7 @@ def visible_from_file(conf: Settings, table: str, samples: list[Sample]) -> set[
     return {i for i, s in enumerate(samples) if offsets.get(s.key, -1) >= s.file_offset}
 
 
-Visibility = Callable[[Settings, str, list[Sample]], set[int]]
+Visibility = Callable[[thrift_client.Connection, str, list[Sample]], set[int]]
 
 
 class Prober:
@@ -97,23 +100,45 @@ class Prober:
 
     `visible` says which of a table's samples show: by landing file here, by key
     for the live chain (live_latency.py). A sample's `landed_at` is when its
-    change was made (file landed, or source transaction committed).
+    change was made (file landed, or source transaction committed). The prober
+    keeps one connection open, as a dashboard does: a session opened for every
+    query cost the server, which shares the machine with the service, 40%
+    more CPU. A lost connection is opened again the next round.
     """
 
     def __init__(self, conf: Settings, visible: Visibility = visible_from_file) -> None:
         self.conf = conf
         self.visible = visible
         self.pending: list[Sample] = []
-        self.latencies: list[float] = []
+        self.seen: list[tuple[str, float]] = []  # (table, seconds) of every sample seen
         self.unseen = 0
         self.rounds: list[float] = []
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="prober", daemon=True)
+        self.connection: thrift_client.Connection | None = None
 
     def add(self, sample: Sample) -> None:
         with self.lock:
             self.pending.append(sample)
+
+    @property
+    def latencies(self) -> list[float]:
+        return [seconds for _, seconds in self.seen]
+
+    def by_table(self) -> dict[str, dict[str, float | int | None]]:
+        """Each table's p50 and p95 and its share of the samples: a slow small table shows."""
+        tables: dict[str, list[float]] = {}
+        for table, seconds in self.seen:
+            tables.setdefault(table, []).append(seconds)
+        return {
+            table: {
+                "samples": len(values),
+                "p50": percentile(values, 0.5),
+                "p95": percentile(values, 0.95),
+            }
+            for table, values in sorted(tables.items(), key=lambda item: -len(item[1]))
+        }
 
     def outstanding(self) -> int:
         with self.lock:
@@ -128,10 +153,10 @@ class Prober:
             by_table.setdefault(sample.table, []).append(sample)
         seen: set[Sample] = set()
         for table, samples in by_table.items():
-            visible = self.visible(self.conf, table, samples)
+            visible = self._ask(table, samples)
             now = time.monotonic()
             for index in visible:
-                self.latencies.append(now - samples[index].landed_at)
+                self.seen.append((table, now - samples[index].landed_at))
                 seen.add(samples[index])
         now = time.monotonic()
         expired = {s for s in pending if s not in seen and now - s.landed_at > PROBE_TIMEOUT}
@@ -141,10 +166,31 @@ class Prober:
         if pending:
             self.rounds.append(time.monotonic() - started)
 
+    def _ask(self, table: str, samples: list[Sample]) -> set[int]:
+        """The visible samples of a table; none when the server cannot be asked this round."""
+        from thrift.transport.TTransport import TTransportException
+
+        try:
+            if self.connection is None:
+                self.connection = thrift_client.Connection(self.conf)
+            return self.visible(self.connection, table, samples)
+        except (thrift_client.ThriftUnreachable, TTransportException, OSError):
+            self._close()  # the server restarting or the connection lost: ask again next round
+            return set()
+
+    def _close(self) -> None:
+        if self.connection is not None:
+            with contextlib.suppress(Exception):
+                self.connection.close()
+            self.connection = None
+
     def _run(self) -> None:
-        while not self.stop.is_set():
-            self.probe_once()
-            self.stop.wait(0.25)
+        try:
+            while not self.stop.is_set():
+                self.probe_once()
+                self.stop.wait(0.25)
+        finally:
+            self._close()
 
     def __enter__(self) -> Prober:
         self.thread.start()
@@ -308,6 +354,7 @@ def measure(
         **streamed,
         "change_events_applied": streamed["health"]["events"] - before["events"],
         "latencies": [round(x, 2) for x in prober.latencies],
+        "by_table": prober.by_table(),
         "unseen": prober.unseen + prober.outstanding(),
         "probe_round_seconds": percentile(prober.rounds, 0.5),
         "service_exit": returncode,
@@ -329,11 +376,12 @@ def figures(scale: float, rate: int, minutes: float, measured: dict, state: dict
         "minutes": minutes,
         "machine": report.machine(),
         "latency_seconds": {"p50": p50, "p95": p95, "p99": p99, "max": percentile(latencies, 1)},
+        "latency_by_table": measured["by_table"],
         "samples": len(latencies),
         "unseen_samples": measured["unseen"],
         "landed_events_per_second": round(measured["records"] / max(measured["seconds"], 1e-9), 1),
         "sustained_events_per_second": round(sustained, 1),
-        "measured": {k: v for k, v in measured.items() if k != "latencies"},
+        "measured": {k: v for k, v in measured.items() if k not in ("latencies", "by_table")},
         "latencies": latencies,
         "state": state,
         "valid": valid,
@@ -374,12 +422,23 @@ def markdown(results: dict) -> str:
             "",
             report.markdown_table(header, rows),
             "",
+            by_table_line(results["latency_by_table"]),
             f"- state: bronze = generator's expected state: "
             f"{'yes' if results['state'].get('ours_matches_expected') else 'NO'}; "
             f"service stopped by SIGTERM with exit {m['service_exit']}",
             *([] if results["valid"] else ["- **figures void: state check or stop failed**"]),
         ]
     )
+
+
+def by_table_line(by_table: dict[str, dict[str, Any]]) -> str:
+    """Each table's samples, p50 and p95, most sampled first, as one list item."""
+    parts = [
+        f"{table} {row['samples']} "
+        f"({report.number(row['p50'], 1)} / {report.number(row['p95'], 1)})"
+        for table, row in by_table.items()
+    ]
+    return "- by table, samples (p50 / p95 s): " + ", ".join(parts)
 
 
 def publish(

@@ -35,6 +35,7 @@ from lakehouse.bench.latency import (
     DRAIN_DEADLINE,
     SNAPSHOT_DEADLINE,
     Prober,
+    by_table_line,
     caught_up_after,
     percentile,
     publish,
@@ -59,7 +60,9 @@ PROBE_TABLES = (EVENT, LISTING)
 PROBE_BASE = 1_000_000_000  # probe keys: far above the generator's and the workload's
 
 
-def visible_by_key(conf: Settings, table: str, samples: list[Sample]) -> set[int]:
+def visible_by_key(
+    connection: thrift_client.Connection, table: str, samples: list[Sample]
+) -> set[int]:
     """Indexes of the samples whose key is a live row of the bronze table."""
     column = samples[0].key_column
     keys = ", ".join(str(s.key) for s in samples)
@@ -68,7 +71,7 @@ def visible_by_key(conf: Settings, table: str, samples: list[Sample]) -> set[int
         f"where `{column}` in ({keys}) and not _cdc_is_deleted"
     )
     try:
-        found = {row[0] for row in thrift_client.execute(query, conf).rows}
+        found = {row[0] for row in connection.execute(query).rows}
     except thrift_client.QueryFailed:  # not registered yet
         return set()
     return {i for i, s in enumerate(samples) if s.key in found}
@@ -210,6 +213,7 @@ def measure(
         },
         "events_applied": after["events"] - before["events"],
         "latencies": [round(x, 2) for x in prober.latencies],
+        "by_table": prober.by_table(),
         "unseen": prober.unseen + prober.outstanding(),
         "probe_round_seconds": percentile(prober.rounds, 0.5),
         "service_exit": returncode,
@@ -232,11 +236,12 @@ def figures(scale: float, options: WorkloadOptions, measured: dict[str, Any]) ->
         "minutes": options.minutes,
         "machine": report.machine(),
         "latency_seconds": {"p50": p50, "p95": p95, "p99": p99, "max": percentile(latencies, 1)},
+        "latency_by_table": measured["by_table"],
         "samples": len(latencies),
         "unseen_samples": measured["unseen"],
         "transactions_per_second": round(workload["transactions"] / workload["seconds"], 1),
         "events_per_second": round(measured["events_applied"] / workload["seconds"], 1),
-        "measured": {k: v for k, v in measured.items() if k != "latencies"},
+        "measured": {k: v for k, v in measured.items() if k not in ("latencies", "by_table")},
         "latencies": latencies,
         "differing_counts": differing,
         "valid": not differing and not measured["unseen"] and measured["service_exit"] == 0,
@@ -270,6 +275,7 @@ def markdown(results: dict[str, Any]) -> str:
             "",
             report.markdown_table(header, [row]),
             "",
+            by_table_line(results["latency_by_table"]),
             f"- live rows, database vs bronze, every table: {counts}; "
             f"service stopped by SIGTERM with exit {m['service_exit']}",
             *([] if results["valid"] else ["- **figures void: counts, unseen probes or stop**"]),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from lakehouse.bench.latency_feed import Record, SinkWriter, sample_of
+from ingestion.settings import settings
+from lakehouse.bench.latency import Prober
+from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, sample_of
 
 from .test_bench import run_bench
 
@@ -19,11 +22,34 @@ def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tm
     assert results["samples"] > 0 and results["unseen_samples"] == 0
     lat = results["latency_seconds"]
     assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
+    by_table = results["latency_by_table"]
+    assert sum(row["samples"] for row in by_table.values()) == results["samples"]
+    assert all(0 < row["p50"] <= row["p95"] <= lat["max"] for row in by_table.values())
+    assert "- by table, samples (p50 / p95 s): " in printed
     assert results["sustained_events_per_second"] > 0
     assert results["measured"]["service_peak_rss_bytes"] > 100 * 1024**2  # a JVM at least
     assert "| p50 s |" in printed and "bench latency done" in printed
     # Every generated change was landed (and the state check saw all of them applied).
     assert results["measured"]["records"] == results["measured"]["stream_records"] > 0
+
+
+def test_the_prober_asks_again_on_a_new_connection_after_losing_one(local_stack) -> None:
+    connections = []
+
+    def visible(connection, table: str, samples: list[Sample]) -> set[int]:
+        connections.append(connection)
+        if len(connections) == 1:
+            raise OSError("connection reset by peer")
+        return {0}
+
+    prober = Prober(settings(), visible)
+    prober.add(Sample("sales", "salesid", 7, "tickit.ecomm.sales", 0, time.monotonic()))
+    prober.probe_once()
+    assert prober.outstanding() == 1 and prober.seen == []
+    prober.probe_once()
+    assert prober.outstanding() == 0 and [table for table, _ in prober.seen] == ["sales"]
+    assert connections[1] is not connections[0]
+    prober._close()
 
 
 def test_the_feed_cuts_files_by_offset_and_samples_keyed_changes(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ingestion.settings import settings
-from lakehouse import stack
+from lakehouse import stack, thrift_client
 from lakehouse.dbt_wrapper import run_dbt
 
 # The bronze database of the settings (tests/conftest.py sets a non-default one).
@@ -67,6 +67,15 @@ def test_thrift_server_sees_a_new_commit_without_refresh(local_stack: None) -> N
     )
     after = stack.query(f"select count(*) from {DATABASE}.stack_smoke")[0][0]
     assert after == before + 1
+
+
+def test_a_connection_keeps_one_server_session_for_its_statements(local_stack: None) -> None:
+    with thrift_client.Connection() as connection:
+        connection.execute("create temporary view session_probe as select 7 as x")
+        assert connection.execute("select x from session_probe").rows == [(7,)]
+    # A temporary view lives in its session: a connection of its own has none.
+    with pytest.raises(thrift_client.QueryFailed, match="session_probe"):
+        thrift_client.execute("select x from session_probe")
 
 
 def test_dbt_debug_connects_to_the_local_target(local_stack: None) -> None:
