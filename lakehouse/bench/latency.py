@@ -101,9 +101,9 @@ class Prober:
     `visible` says which of a table's samples show: by landing file here, by key
     for the live chain (live_latency.py). A sample's `landed_at` is when its
     change was made (file landed, or source transaction committed). The prober
-    keeps one connection open, as a dashboard does: a session opened for every
-    query cost the server, which shares the machine with the service, 40%
-    more CPU. A lost connection is opened again the next round.
+    keeps one connection open, as a dashboard does (a session per query made
+    the server, which shares the machine with the service, do more work; see
+    `thrift_client.Connection`), and opens it again after losing it.
     """
 
     def __init__(self, conf: Settings, visible: Visibility = visible_from_file) -> None:
