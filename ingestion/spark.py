@@ -91,6 +91,16 @@ CONCURRENT_EXPLICIT_GC = "-XX:+ExplicitGCInvokesConcurrent"
 CODEGEN_CACHE_ENTRIES = 4000
 
 
+# Hudi sizes the records it merges with its bundled JOL 0.16, whose first use
+# in a JVM tries two ways to look inside it and prints a warning for each
+# failure: a dynamic attach of its own agent (refused: a JVM may not attach to
+# itself), then the Serviceability Agent, through four more JVMs it starts
+# (seen with strace). That took 0.9 s in a bare JVM, and about 2 s on a write
+# thread of a one-shot ingestion. Without them JOL reads the object layout through Unsafe, and the
+# sizes come out the same (docs/benchmarks.md, "JOL's attach").
+SKIP_JOL_ATTACH = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
+
+
 def driver_java_options(conf: Settings, job: bool = True) -> str:
     """The driver JVM's options: UTC, System.gc() as a concurrent cycle
     (CONCURRENT_EXPLICIT_GC), the class archive once `make setup` has made it,
@@ -100,7 +110,7 @@ def driver_java_options(conf: Settings, job: bool = True) -> str:
     Mapping the archive's classes instead of loading and verifying them from the
     jars takes a driver's start and first query from 6.5 s to 4.3 s here.
     """
-    options = f"-Duser.timezone=UTC {CONCURRENT_EXPLICIT_GC}"
+    options = f"-Duser.timezone=UTC {SKIP_JOL_ATTACH} {CONCURRENT_EXPLICIT_GC}"
     if conf.jvm_archive.exists():
         options += f" -XX:SharedArchiveFile={conf.jvm_archive} {QUIET_ARCHIVE}"
     if job and conf.job_java_options:
@@ -152,7 +162,7 @@ def spark_conf(conf: Settings | None = None) -> dict[str, str]:
         "spark.default.parallelism": str(conf.shuffle_partitions),
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": driver_java_options(conf),
-        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": f"-Duser.timezone=UTC {SKIP_JOL_ATTACH}",
         "spark.ui.showConsoleProgress": "false",
         # RPC and block manager on the configured address only (loopback by
         # default); the web UI follows SPARK_LOCAL_IP (`spark_env`).
