@@ -96,8 +96,9 @@ CODEGEN_CACHE_ENTRIES = 4000
 # failure: a dynamic attach of its own agent (refused: a JVM may not attach to
 # itself), then the Serviceability Agent, through four more JVMs it starts
 # (seen with strace). That took 0.9 s in a bare JVM, and about 2 s on a write
-# thread of a one-shot ingestion. Without them JOL reads the object layout through Unsafe, and the
-# sizes come out the same (docs/benchmarks.md, "JOL's attach").
+# thread of a one-shot ingestion. Without them JOL reads the object layout
+# through Unsafe, and the sizes come out the same: a one-shot 1% change batch
+# took 0.92x the time (docs/benchmarks.md, "JOL's attach").
 SKIP_JOL_ATTACH = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
 
 
