@@ -100,18 +100,20 @@ CODEGEN_CACHE_ENTRIES = 4000
 # through Unsafe, and the sizes come out the same: a one-shot 1% change batch
 # took 0.92x the time (docs/benchmarks.md, "JOL's attach").
 SKIP_JOL_ATTACH = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
+# What every JVM of the project, driver or executor, starts with.
+EVERY_JVM = f"-Duser.timezone=UTC {SKIP_JOL_ATTACH}"
 
 
 def driver_java_options(conf: Settings, job: bool = True) -> str:
-    """The driver JVM's options: UTC, System.gc() as a concurrent cycle
-    (CONCURRENT_EXPLICIT_GC), the class archive once `make setup` has made it,
-    and a job's own options (`job_java_options`; the long-running Thrift server passes
-    `job=False`).
+    """The driver JVM's options: those of every JVM (UTC, no JOL attach),
+    System.gc() as a concurrent cycle (CONCURRENT_EXPLICIT_GC), the class
+    archive once `make setup` has made it, and a job's own options
+    (`job_java_options`; the long-running Thrift server passes `job=False`).
 
     Mapping the archive's classes instead of loading and verifying them from the
     jars takes a driver's start and first query from 6.5 s to 4.3 s here.
     """
-    options = f"-Duser.timezone=UTC {SKIP_JOL_ATTACH} {CONCURRENT_EXPLICIT_GC}"
+    options = f"{EVERY_JVM} {CONCURRENT_EXPLICIT_GC}"
     if conf.jvm_archive.exists():
         options += f" -XX:SharedArchiveFile={conf.jvm_archive} {QUIET_ARCHIVE}"
     if job and conf.job_java_options:
@@ -163,7 +165,7 @@ def spark_conf(conf: Settings | None = None) -> dict[str, str]:
         "spark.default.parallelism": str(conf.shuffle_partitions),
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": driver_java_options(conf),
-        "spark.executor.extraJavaOptions": f"-Duser.timezone=UTC {SKIP_JOL_ATTACH}",
+        "spark.executor.extraJavaOptions": EVERY_JVM,
         "spark.ui.showConsoleProgress": "false",
         # RPC and block manager on the configured address only (loopback by
         # default); the web UI follows SPARK_LOCAL_IP (`spark_env`).
@@ -264,7 +266,8 @@ def import_hot_classes(session: SparkSession) -> None:
     imported package in turn, in no set order (PySpark imports nine). Every
     miss is a class lookup across the whole class path that ends in an
     exception: 2.0 of a one-shot 1% change batch's thread seconds went to
-    resolving `functions`, 0.7 with it imported (docs/benchmarks.md).
+    resolving `functions`, 0.7 with it imported (docs/benchmarks.md, "JOL's
+    attach; PySpark's short class names").
     """
     from py4j.java_gateway import java_import
 
