@@ -109,3 +109,31 @@ def test_events_and_rejects_are_filters_over_one_kept_decode(spark, tmp_path: Pa
     finally:
         release(decoded.rows)
         release(decoded.lines)
+
+
+def test_blank_lines_are_skipped_and_not_numbered(spark, tmp_path: Path) -> None:
+    # Spark's trim removes spaces only: a line of spaces is blank, one that starts
+    # with spaces and holds an event is not, nor is a line of a tab.
+    path = tmp_path / "blank.json"
+    path.write_text('\n   \n{"n": 0}\n\n  {"n": 1}\n\t\n{"n": 2}\n')
+    rows = read_lines(spark, [str(path)], []).select("line", "raw").collect()
+    assert [(r.line, r.raw) for r in rows] == [
+        (0, '{"n": 0}'), (1, '  {"n": 1}'), (2, "\t"), (3, '{"n": 2}')
+    ]  # fmt: skip
+
+
+def test_an_unwrapped_row_takes_its_source_from_the_added_fields_only(
+    spark, tmp_path: Path
+) -> None:
+    # ExtractNewRecordState's `__` fields are the source block; a table's own
+    # columns named like source fields (`db`, `file`, `pos`) are just columns.
+    row = {"id": 7, "db": "mine", "file": "x.000009", "pos": 99, "__op": "u",
+           "__db": "shop", "__table": "items", "__file": "mysql-bin.000003", "__pos": 154,
+           "__row": 0, "__source_ts_ms": 1700000000000, "__deleted": "false"}  # fmt: skip
+    path = tmp_path / "unwrapped.json"
+    path.write_text(json.dumps(row) + "\n")
+    [decoded] = [json.loads(line) for line in decode_file(spark, str(path))]
+    assert (decoded["db"], decoded["file"], decoded["pos"]) == ("mine", "x.000009", 99)
+    assert decoded["_cdc_source_db"] == "shop"
+    assert decoded["_cdc_source_table"] == "items"
+    assert decoded["_cdc_position"] == "0000000003:00000000000000000154:0000000000"
