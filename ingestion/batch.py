@@ -35,6 +35,14 @@ class DecodedBatch:
     rows: DataFrame  # the decoded lines that events and rejects filter (kept)
     columns: tuple[str, ...]  # source columns, config order then new ones
 
+    def release_lines(self) -> None:
+        """Free the stored lines once counted: the commits read only the rows.
+
+        Held through the commits, every table's lines (the raw text of each
+        event) sat in memory beside its rows and Hudi's work.
+        """
+        release(self.lines)
+
     def release(self) -> None:
         """Free the stored rows and lines (kept.py) once the commits are done."""
         for frame in (self.rows, self.lines):

@@ -165,6 +165,7 @@ class Engine:
             batch = decode_batch(self.spark, plan, source, ingested_at, profile)
             with profile.step("count"):
                 counts = count_batch(batch)
+            batch.release_lines()
             written = commit_batch(self.spark, self.conf, plan, batch, counts, ingested_at, profile)
             batch.release()
         return TableResult.applied(

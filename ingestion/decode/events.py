@@ -183,11 +183,14 @@ def _once(frame: DataFrame, **columns: Column) -> DataFrame:
 
 
 def classify(lines: DataFrame) -> DataFrame:
-    """Add `flavour` (envelope, unwrapped, tombstone, bad), `payload` and `schema_id`.
+    """Add `flavour` (envelope, unwrapped, tombstone, bad), `payload`, `has_schema`, `schema_id`.
 
     The payload is the line itself or, with JsonConverter's schemas, its
     `payload` field; its own keys tell a Debezium envelope (`op`) from an
-    ExtractNewRecordState row (`__op` / `__deleted`).
+    ExtractNewRecordState row (`__op` / `__deleted`). A JSON line's schema
+    is kept as its hash (`schema_id`) only: stored with the text, the kept
+    lines were 1.2 KB of every 3 KB bigger; `batch_schemas` reads each
+    version's text from its first line.
     """
     # Spark keeps a text line's bytes as read; the JSON reader would replace
     # invalid ones with U+FFFD and apply a silently altered value.
@@ -223,15 +226,18 @@ def classify(lines: DataFrame) -> DataFrame:
         .when(top.isNull(), F.lit("line is not a JSON object"))
         .otherwise(F.lit("not a Debezium event: no op or __op field"))
     )
+    schema = F.coalesce(F.col("schema"), top["schema"])
     return parsed.select(
         "file",
         "line",
         "raw",
         flavour.alias("flavour"),
         "payload",
-        F.coalesce(F.col("schema"), top["schema"]).alias("schema"),
+        "schema",
+        schema.isNotNull().alias("has_schema"),
+        F.xxhash64(schema).alias("schema_id"),
         reason.alias("reason"),
-    ).withColumn("schema_id", F.xxhash64("schema"))
+    )
 
 
 @dataclass(frozen=True)
@@ -251,6 +257,15 @@ class BatchSchemas:
     schemaless: bool
 
 
+def _schema_text() -> Column:
+    """A classified line's schema: the one it was read with (Avro's), else its `schema` field.
+
+    Evaluated by `batch_schemas` for the first line of each version only:
+    the lines keep its hash, not the 1.2 KB text of every line's schema.
+    """
+    return F.coalesce(F.col("schema"), F.from_json("raw", "map<string,string>")["schema"])
+
+
 def batch_schemas(lines: DataFrame, spec: DecodeSpec) -> BatchSchemas:
     """Each distinct envelope schema of the batch (few per topic), by first source position.
 
@@ -265,8 +280,8 @@ def batch_schemas(lines: DataFrame, spec: DecodeSpec) -> BatchSchemas:
     """
     event = F.col("flavour").isin("envelope", "unwrapped")
     rows = (
-        lines.groupBy(F.col("schema").isNull().alias("no_schema"), "schema_id")
-        .agg(F.first("schema").alias("schema"), F.max(event).alias("events"))
+        lines.groupBy((~F.col("has_schema")).alias("no_schema"), "schema_id")
+        .agg(F.first(_schema_text()).alias("schema"), F.max(event).alias("events"))
         .collect()
     )
     schemaless = any(r.no_schema and r.events for r in rows)
@@ -275,7 +290,7 @@ def batch_schemas(lines: DataFrame, spec: DecodeSpec) -> BatchSchemas:
         first = F.struct(_position(spec, F.col("src")).alias("position"), "file", "line")
         firsts = {
             r.schema_id: r.first
-            for r in _with_events(lines.where(F.col("schema").isNotNull()))
+            for r in _with_events(lines.where("has_schema"))
             .groupBy("schema_id")
             .agg(F.min(first).alias("first"))
             .collect()
@@ -322,7 +337,7 @@ def infer_type(values: list[Any]) -> FieldType:
 def _schemaless_columns(lines: DataFrame, declared: dict[str, FieldType]) -> dict[str, FieldType]:
     """Columns of schemaless / unwrapped rows that nothing declares, typed from a sample."""
     schemaless = _with_events(
-        lines.where(F.col("flavour").isin("envelope", "unwrapped") & F.col("schema").isNull())
+        lines.where(F.col("flavour").isin("envelope", "unwrapped") & ~F.col("has_schema"))
     )
     keys = sorted(
         r.k

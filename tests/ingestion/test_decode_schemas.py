@@ -52,3 +52,23 @@ def test_schemaless_columns_are_looked_for_only_when_an_event_has_no_schema(
     assert looked == [1]
     assert columns == {"id": "int", "name": "string", "extra": "bigint"}
     assert rows == [(0, "n0"), (1, "n1"), (2, "n2"), (9, "n9")]
+
+
+def test_lines_keep_a_schemas_hash_and_each_version_is_read_from_its_first_line(
+    spark, tmp_path: Path
+) -> None:
+    # The kept lines hold no schema text (1.2 KB of a TICKIT line's 1.5 KB);
+    # the versions, in source order, still come whole from the lines' own text.
+    wider = [*FIELDS, field("extra", "int64")]
+    lines = [dumps(envelope(wider, {"id": 2, "name": "n2", "extra": 7}, 12)),
+             dumps(envelope(FIELDS, {"id": 1, "name": "n1"}, 11))]  # fmt: skip
+    path = tmp_path / "versions.json"
+    path.write_text("".join(line + "\n" for line in lines))
+    classified = classify(read_lines(spark, [str(path)], []))
+    kept = classified.select("schema", "has_schema", "schema_id").collect()
+    assert [(r.schema, r.has_schema) for r in kept] == [(None, True), (None, True)]
+    assert len({r.schema_id for r in kept}) == 2
+
+    versions = events.batch_schemas(classified, DecodeSpec("any", ("id",))).versions
+    assert [sorted(v.fields) for v in versions] == [["id", "name"], ["extra", "id", "name"]]
+    assert [v.error for v in versions] == [None, None]
