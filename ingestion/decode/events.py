@@ -188,9 +188,9 @@ def classify(lines: DataFrame) -> DataFrame:
     The payload is the line itself or, with JsonConverter's schemas, its
     `payload` field; its own keys tell a Debezium envelope (`op`) from an
     ExtractNewRecordState row (`__op` / `__deleted`). A JSON line's schema
-    is kept as its hash (`schema_id`) only: stored with the text, the kept
-    lines were 1.2 KB of every 3 KB bigger; `batch_schemas` reads each
-    version's text from its first line.
+    is kept as its hash (`schema_id`) only: its text made a kept TICKIT line
+    3.4 KB instead of 2.2 KB. `batch_schemas` reads each version's text from
+    its first line.
     """
     # Spark keeps a text line's bytes as read; the JSON reader would replace
     # invalid ones with U+FFFD and apply a silently altered value.
