@@ -182,6 +182,15 @@ def _once(frame: DataFrame, **columns: Column) -> DataFrame:
     return frame.select("*", *[value.alias(name) for name, value in columns.items()])
 
 
+def _fields(text: str) -> Column:
+    """A JSON object's top-level fields, each value as its JSON text (null if not an object).
+
+    One parse for every use: a schema's text that `batch_schemas` reads again
+    from a line must be the very text `classify` hashed into `schema_id`.
+    """
+    return F.from_json(text, "map<string,string>")
+
+
 def classify(lines: DataFrame) -> DataFrame:
     """Add `flavour` (envelope, unwrapped, tombstone, bad), `payload`, `has_schema`, `schema_id`.
 
@@ -196,7 +205,7 @@ def classify(lines: DataFrame) -> DataFrame:
     # invalid ones with U+FFFD and apply a silently altered value.
     parsed = _once(
         lines,
-        _top=F.from_json("raw", "map<string,string>"),
+        _top=_fields("raw"),
         _not_utf8=F.encode("raw", "UTF-8") != F.col("raw").cast("binary"),
     )
     top, not_utf8 = F.col("_top"), F.col("_not_utf8")
@@ -208,7 +217,7 @@ def classify(lines: DataFrame) -> DataFrame:
         .otherwise(F.col("raw"))
     )
     parsed = _once(parsed, payload=payload)
-    parsed = _once(parsed, _keys=F.map_keys(F.from_json("payload", "map<string,string>")))
+    parsed = _once(parsed, _keys=F.map_keys(_fields("payload")))
     has = lambda key: F.coalesce(F.array_contains("_keys", key), F.lit(False))  # noqa: E731
     flavour = (
         F.when(F.col("error").isNotNull(), F.lit("bad"))
@@ -263,7 +272,7 @@ def _schema_text() -> Column:
     Evaluated by `batch_schemas` for the first line of each version only:
     the lines keep its hash, not the 1.2 KB text of every line's schema.
     """
-    return F.coalesce(F.col("schema"), F.from_json("raw", "map<string,string>")["schema"])
+    return F.coalesce(F.col("schema"), _fields("raw")["schema"])
 
 
 def batch_schemas(lines: DataFrame, spec: DecodeSpec) -> BatchSchemas:
@@ -381,7 +390,7 @@ def _with_events(lines: DataFrame) -> DataFrame:
     parts = _once(
         lines,
         _envelope=F.when(flavour == "envelope", F.from_json("payload", ENVELOPE_SCHEMA)),
-        _row=F.when(flavour != "envelope", F.from_json("payload", "map<string,string>")),
+        _row=F.when(flavour != "envelope", _fields("payload")),
     )
     envelope, row = F.col("_envelope"), F.col("_row")
     deleted = F.lower(row["__deleted"]) == "true"
@@ -397,7 +406,7 @@ def _with_events(lines: DataFrame) -> DataFrame:
     parts = _once(
         parts, op=op, src=F.when(unwrapped, source).otherwise(envelope["source"]), image=image
     )
-    values = F.when(unwrapped, row).otherwise(F.from_json("image", "map<string,string>"))
+    values = F.when(unwrapped, row).otherwise(_fields("image"))
     return _once(parts, values=values).drop("_envelope", "_row")
 
 

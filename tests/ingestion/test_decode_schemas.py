@@ -22,9 +22,13 @@ SCHEMALESS = {"before": None, "after": {"id": 9, "name": "n9", "extra": 7},
               "op": "c"}  # fmt: skip
 
 
+def write_lines(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(line + "\n" for line in lines))
+
+
 def decoded(spark, path: Path, lines: list[str]) -> tuple[dict[str, str], list[tuple]]:
     """The batch's column types and its (id, name) rows."""
-    path.write_text("".join(line + "\n" for line in lines))
+    write_lines(path, lines)
     batch = decode(classify(read_lines(spark, [str(path)], [])), DecodeSpec("any", ("id",)), "")
     try:
         rows = sorted(tuple(r) for r in batch.events.select("id", "name").collect())
@@ -63,7 +67,7 @@ def test_lines_keep_a_schemas_hash_and_each_version_is_read_from_its_first_line(
     lines = [dumps(envelope(wider, {"id": 2, "name": "n2", "extra": 7}, 12)),
              dumps(envelope(FIELDS, {"id": 1, "name": "n1"}, 11))]  # fmt: skip
     path = tmp_path / "versions.json"
-    path.write_text("".join(line + "\n" for line in lines))
+    write_lines(path, lines)
     classified = classify(read_lines(spark, [str(path)], []))
     kept = classified.select("schema", "has_schema", "schema_id").collect()
     assert [(r.schema, r.has_schema) for r in kept] == [(None, True), (None, True)]
