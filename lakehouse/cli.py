@@ -264,6 +264,10 @@ def _bench(args: argparse.Namespace) -> int:
         results = run_live_latency_bench(
             args.scale, args.rate, args.minutes, args.results, output.say
         )
+    elif args.bench_command == "floor":
+        from lakehouse.bench.floor_bench import run_floor_bench
+
+        results = run_floor_bench(args.scale, args.rounds, args.results, output.say)
     elif args.bench_command == "latency":
         from lakehouse.bench.latency import run_latency_bench
 
@@ -279,7 +283,7 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
 
     parser = commands.add_parser(
         "bench",
-        help="benchmarks: ingest (ours vs Delta, Iceberg, Hudi, plain Spark), dbt, latency",
+        help="benchmarks: ingest (ours vs Delta, Iceberg, Hudi, plain Spark), floor, dbt, latency",
     )
     bench = parser.add_subparsers(dest="bench_command", required=True)
     ingest = bench.add_parser("ingest", help="ingestion speed and memory, side by side")
@@ -303,6 +307,13 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     dbt.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
     dbt.add_argument("--select", help="dbt node selection (default: the whole project)")
     dbt.add_argument("--exclude", help="dbt nodes to leave out, e.g. 'resource_type:test'")
+    floor = bench.add_parser(
+        "floor",
+        help="ours against the plain-Spark ceiling and Hudi's own floor (the changelog and "
+        "bronze bulk inserts of rows not decoded), alternated in one session",
+    )
+    floor.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
+    floor.add_argument("--rounds", type=int, default=3, help="alternated rounds (default 3)")
     latency = bench.add_parser(
         "latency", help="continuous ingestion: seconds from a landed change to the Thrift server"
     )
@@ -319,7 +330,7 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="from a commit in PostgreSQL or MariaDB through Debezium and Kafka (the live chain)",
     )
-    for sub in (ingest, dbt, latency):
+    for sub in (ingest, dbt, floor, latency):
         sub.add_argument(
             "--results", type=Path, help="results folder (default: .lakehouse/bench-results)"
         )

@@ -527,11 +527,16 @@ def _rows(checked: DataFrame, spec: DecodeSpec, names: dict[str, str], ingested_
         F.col("line").alias(LINE),
         F.when(F.col("rejection").isNotNull(), F.col("raw")).alias(REJECTED_RAW),
     )
-    event_id = F.sha2(
-        F.concat_ws("|", *[F.col(k).cast("string") for k in spec.key], "_cdc_position", "_cdc_op"),
-        256,
-    )
-    return events.withColumn("_cdc_event_id", event_id)
+    return events.withColumn("_cdc_event_id", event_id(spec.key))
+
+
+def event_id(key: Sequence[str]) -> Column:
+    """An event's id, the changelog's record key: its key, source position and op, hashed.
+
+    The same change delivered twice has the same id, so the changelog keeps it once.
+    """
+    parts = [F.col(k).cast("string") for k in key]
+    return F.sha2(F.concat_ws("|", *parts, "_cdc_position", "_cdc_op"), 256)
 
 
 def _incompatible(version: dict[str, FieldType], columns: dict[str, FieldType]) -> str | None:

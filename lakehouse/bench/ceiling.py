@@ -13,10 +13,23 @@ import json
 import time
 from pathlib import Path
 
-from ingestion.config import load_tables
+from pyspark.sql import DataFrame, SparkSession
+
+from ingestion.config import TableConfig, load_tables
 from ingestion.spark import build_session
 from lakehouse.bench.measure import report_result
 from lakehouse.bench.schemas import spark_json_schema
+
+
+def typed_lines(spark: SparkSession, table: TableConfig, files: list[str]) -> DataFrame:
+    """The landing lines read with their schema given (no inference pass); tombstones kept."""
+    return spark.read.schema(spark_json_schema(table)).json(files)
+
+
+def typed_events(spark: SparkSession, table: TableConfig, files: list[str]) -> DataFrame:
+    """Each event's unwrapped row as Spark's JSON reader types it: nothing decoded."""
+    # Tombstone lines parse to a null payload; they are not events.
+    return typed_lines(spark, table, files).where("payload is not null").select("payload.*")
 
 
 def main() -> None:
@@ -32,10 +45,9 @@ def main() -> None:
     ready = time.monotonic()
     for topic, files in staged.items():
         table = by_topic[topic]
-        frame = spark.read.schema(spark_json_schema(table)).json(files)
-        # Tombstone lines parse to a null payload; they are not events.
-        events = frame.where("payload is not null").select("payload.*")
-        events.write.mode("append").parquet(str(Path(args.out) / table.name))
+        typed_events(spark, table, files).write.mode("append").parquet(
+            str(Path(args.out) / table.name)
+        )
     done = time.monotonic()
     spark.stop()
     report_result(

@@ -1,4 +1,4 @@
-"""`lakehouse bench ingest` and `lakehouse bench dbt` at a tiny scale, so they cannot rot.
+"""`lakehouse bench ingest`, `floor` and `dbt` at a tiny scale, so they cannot rot.
 
 The full runs (--scale 1 and 10) stay out of the suite; these check that both
 commands run, print and write their figures, that every contender's final
@@ -152,6 +152,30 @@ def test_the_peers_transform_gives_the_expected_state(ingest_results, spark) -> 
         peer = rows.withColumn("_n", F.row_number().over(latest)).where("_n = 1").drop("_n")
         expected = source / "_expected" / f"{table.name}.jsonl"
         assert against_expected(spark, table, peer, expected)["differing_keys"] == 0, table.name
+
+
+def test_bench_floor_times_each_contender_per_round_and_the_floor_holds_the_snapshot(
+    local_stack, spark, tmp_path
+) -> None:
+    """`bench floor`: the three alternated, each timed every round; the lakes read back.
+
+    The floor writes rows it does not decode, yet its bronze must still be the
+    snapshot's state key by key, or its seconds would be a floor of other work.
+    """
+    results, printed = run_bench("floor", "--scale", TINY, "--rounds", "2", results=tmp_path)
+    for phase in ("ceiling", "floor", "ours"):
+        assert len(results["seconds"][phase]) == 2 and min(results["seconds"][phase]) > 0
+        assert results["events_per_second"][phase] > 0
+    assert set(results["ratios"]) == {"ours/ceiling", "floor/ceiling", "ours/floor"}
+    assert results["rows"]["floor"] == results["rows"]["ours"] and results["valid"] is True
+    work = settings().home / "bench" / "floor"
+    lake = work / "run" / "out" / "floor"
+    for table in load_tables(database="bench_floor").values():
+        bronze = spark.read.format("hudi").load(str(lake / table.database / table.name))
+        expected = work / "source" / "_expected" / f"{table.name}.jsonl"
+        assert against_expected(spark, table, bronze, expected)["differing_keys"] == 0, table.name
+    assert "| floor: typed JSON -> changelog + bronze Hudi bulk inserts |" in printed
+    assert "bench floor done" in printed and "ours/floor" in printed
 
 
 def test_bench_dbt_reports_full_and_two_hours_of_incremental_builds(local_stack, tmp_path) -> None:
