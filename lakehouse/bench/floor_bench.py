@@ -66,7 +66,13 @@ def results_of(events: int, result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def ratios_text(results: dict[str, Any]) -> str:
+    """`ours/ceiling 0.14x, floor/ceiling 0.23x, ours/floor 0.59x`: events/s over events/s."""
+    return ", ".join(f"{name} {report.ratio(v)}" for name, v in results["ratios"].items())
+
+
 def markdown(results: dict[str, Any]) -> str:
+    """The table `bench floor` prints and writes beside its JSON."""
     rounds = len(results["seconds"]["ours"])
     header = ["contender", *[f"round {n} s" for n in range(1, rounds + 1)], "median s", "events/s"]
     rows = [
@@ -78,13 +84,13 @@ def markdown(results: dict[str, Any]) -> str:
         ]
         for phase in results["seconds"]
     ]
-    ratios = ", ".join(f"{name} {report.ratio(v)}" for name, v in results["ratios"].items())
     lines = [
         f"### bench floor --scale {results['scale']:g} ({results['events']:,} snapshot events)",
         "",
         report.markdown_table(header, rows),
         "",
-        f"events/s: {ratios}. Rows read back (changelog / bronze): "
+        f"events/s: {ratios_text(results)}. Peak RSS {report.gib(results['peak_rss_bytes'])}. "
+        "Rows read back (changelog / bronze): "
         + "; ".join(f"{k} {v['changelog']:,} / {v['bronze']:,}" for k, v in results["rows"].items())
         + ("" if results["valid"] else " **(the floor's and ours differ: void)**"),
     ]
@@ -120,11 +126,8 @@ def run_floor_bench(
     text = markdown(results)
     results["results_file"] = str(report.write(f"floor-scale{scale:g}", results, text, results_dir))
     console.print(text, markup=False, soft_wrap=True)
-    ratios = results["ratios"]
     log(
-        f"bench floor done in {results['seconds_total']:.0f}s: ours/ceiling "
-        f"{report.ratio(ratios['ours/ceiling'])}, floor/ceiling "
-        f"{report.ratio(ratios['floor/ceiling'])}, ours/floor {report.ratio(ratios['ours/floor'])}"
+        f"bench floor done in {results['seconds_total']:.0f}s: {ratios_text(results)}"
         + ("" if results["valid"] else "; void: the floor's and ours' rows differ")
     )
     return results
