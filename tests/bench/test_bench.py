@@ -1,6 +1,6 @@
 """`lakehouse bench ingest`, `floor` and `dbt` at a tiny scale, so they cannot rot.
 
-The full runs (--scale 1 and 10) stay out of the suite; these check that both
+The full runs (--scale 1 and 10) stay out of the suite; these check that the
 commands run, print and write their figures, that every contender's final
 state (ours, Delta, Iceberg copy-on-write and merge-on-read, Hudi's upsert)
 equals the generator's, and that HoodieStreamer is reported unavailable with
