@@ -22,15 +22,16 @@ from ingestion.errors import UserError
 from ingestion.settings import settings
 from lakehouse.bench import report
 from lakehouse.bench.contenders import catalog_running, fresh, process_env, python_module
+from lakehouse.bench.ingest_bench import LABELS as INGEST_LABELS
 from lakehouse.bench.measure import run_measured
 from lakehouse.bench.staging import Landing, reuse_or_generate, stage
 from lakehouse.output import console
 
 DATABASE = "bench_floor"
 LABELS = {
-    "ceiling": "ceiling: plain Spark JSON -> Parquet",
+    "ceiling": INGEST_LABELS["ceiling"],
     "floor": "floor: typed JSON -> changelog + bronze Hudi bulk inserts",
-    "ours": "ours (lakehouse ingest)",
+    "ours": INGEST_LABELS["ours"],
 }
 # Ratios of events/s: (name, the faster side, the slower side).
 RATIOS = (

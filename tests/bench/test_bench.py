@@ -22,10 +22,10 @@ from ingestion.config import load_tables
 from ingestion.errors import UserError
 from ingestion.settings import settings
 from ingestion.spark import job_jars, spark_conf
+from lakehouse.bench.floor import bronze_rows
 from lakehouse.bench.ingest_bench import PEER_NAMES, chosen_peers
 from lakehouse.bench.memory import PeakSampler
 from lakehouse.bench.peers import bench_jars, engine_conf
-from lakehouse.bench.schemas import spark_json_schema, transform_sql
 from lakehouse.bench.verify import against_expected
 
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
@@ -146,8 +146,7 @@ def test_the_peers_transform_gives_the_expected_state(ingest_results, spark) -> 
     source = settings().home / "bench" / "ingest" / "source"
     for table in load_tables(database="bench_bronze").values():
         files = [str(p) for p in (source / "topics" / table.topic).rglob("*.json")]
-        spark.read.schema(spark_json_schema(table)).json(files).createOrReplaceTempView("src")
-        rows = spark.sql(transform_sql(table).replace("<SRC>", "src"))
+        rows = bronze_rows(spark, table, files)
         latest = Window.partitionBy(*table.key).orderBy(F.col("_cdc_position").desc())
         peer = rows.withColumn("_n", F.row_number().over(latest)).where("_n = 1").drop("_n")
         expected = source / "_expected" / f"{table.name}.jsonl"
