@@ -3,12 +3,14 @@
 Decoding reads the bronze table's current columns first, so that columns added
 by earlier runs keep their types. Counting is one Spark job over the lines and
 the decoded rows, which also stores the decoded rows (kept.py): the events and
-rejects that the commits then read are filters over them.
+rejects that the commits then read are filters over them. The same job counts
+the values Debezium could not read (TOAST); only a batch with some has them
+resolved before the commits (unavailable_values.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -23,17 +25,19 @@ from ingestion.plan import TablePlan
 from ingestion.profile import Profiler
 from ingestion.results import BatchCounts, BronzeCounts
 from ingestion.sources.base import Source
+from ingestion.unavailable_values import UNAVAILABLE, resolve
 
 
 @dataclass(frozen=True)
 class DecodedBatch:
     """The decoded batch, kept until its commits are done."""
 
-    events: DataFrame  # source columns + _cdc_* + _cdc_event_id, truncates included
+    events: DataFrame  # source columns + _cdc_* + _cdc_event_id (+ UNAVAILABLE), truncates included
     rejects: DataFrame  # raw, source_file, line, reason
     lines: DataFrame  # the classified lines
     rows: DataFrame  # the decoded lines that events and rejects filter (kept)
     columns: tuple[str, ...]  # source columns, config order then new ones
+    resolved: tuple[DataFrame, ...] = field(default=())  # kept by unavailable_values.resolve
 
     def release_lines(self) -> None:
         """Free the stored lines once counted: the commits read only the rows.
@@ -45,7 +49,7 @@ class DecodedBatch:
 
     def release(self) -> None:
         """Free the stored rows and lines (kept.py) once the commits are done."""
-        for frame in (self.rows, self.lines):
+        for frame in (self.rows, self.lines, *self.resolved):
             release(frame)
 
 
@@ -77,18 +81,22 @@ def decode_batch(
     source: Source[Any],
     ingested_at: str,
     profile: Profiler,
+    placeholder: str | None = None,
 ) -> DecodedBatch:
-    """Read the plan's batch from its source and decode it; the decoded lines kept."""
+    """Read the plan's batch from its source and decode it; the decoded lines kept.
+
+    `placeholder`: Debezium's unavailable.value.placeholder, flagged in the events.
+    """
     table = plan.table
     with profile.step("bronze schema"):
         declared = {**existing_columns(spark, plan), **table.columns}
-    spec = DecodeSpec(table.source.connector, table.key, declared)
+    spec = DecodeSpec(table.source.connector, table.key, declared, placeholder)
     with profile.step("decode"):
         decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)
         # Events and rejects, filters over the rows, read them as stored.
         decoded = replace(decoded, rows=kept(decoded.rows))
     return DecodedBatch(
-        events=decoded.events,
+        events=decoded.flagged_events,
         rejects=decoded.rejects,
         lines=decoded.lines,
         rows=decoded.rows,
@@ -96,12 +104,24 @@ def decode_batch(
     )
 
 
-def count_batch(batch: DecodedBatch) -> BatchCounts:
+@dataclass(frozen=True)
+class CountedBatch:
+    """A batch's counts, and per column how many of its events came as Debezium's placeholder."""
+
+    counts: BatchCounts
+    unavailable: dict[str, int] = field(default_factory=dict)
+
+
+def count_batch(batch: DecodedBatch) -> CountedBatch:
     """Flavours of the lines, ops of the events and the rejects: one Spark job, not three.
 
-    The same job takes the events' lowest and highest source position.
+    The same job takes the events' lowest and highest source position, and
+    counts the placeholders per column (UNAVAILABLE): finding none costs no job.
     """
     no_position = F.lit(None).cast("string").alias("position")
+    placeholders = batch.events.where(F.size(UNAVAILABLE) > 0).select(
+        F.lit("unavailable").alias("kind"), F.explode(UNAVAILABLE).alias("value"), no_position
+    )
     counted = (
         batch.lines.select(
             F.lit("flavour").alias("kind"), F.col("flavour").alias("value"), no_position
@@ -118,6 +138,7 @@ def count_batch(batch: DecodedBatch) -> BatchCounts:
                 F.lit("reject").alias("kind"), F.lit("").alias("value"), no_position
             )
         )
+        .unionByName(placeholders)
         .groupBy("kind", "value")
         .agg(
             F.count(F.lit(1)).alias("count"),
@@ -126,13 +147,31 @@ def count_batch(batch: DecodedBatch) -> BatchCounts:
         )
         .collect()
     )
+    unavailable = {r["value"]: r["count"] for r in counted if r["kind"] == "unavailable"}
+    counted = [r for r in counted if r["kind"] != "unavailable"]
     counts = BatchCounts.from_rows((r["kind"], r["value"], r["count"]) for r in counted)
     ops = [r for r in counted if r["kind"] == "op"]
-    return replace(
+    counts = replace(
         counts,
         first_position=min((r["first"] for r in ops), default=None),
         last_position=max((r["last"] for r in ops), default=None),
     )
+    return CountedBatch(counts, dict(sorted(unavailable.items())))
+
+
+def resolve_unavailable(
+    spark: SparkSession, plan: TablePlan, batch: DecodedBatch, counted: CountedBatch
+) -> tuple[DecodedBatch, dict[str, int]]:
+    """The batch with Debezium's placeholders replaced by the values they stand for.
+
+    A batch without any is returned as it is, without a Spark job. Also
+    returned: per column, the placeholders whose value nobody knew (stored
+    as null), which the caller reports.
+    """
+    if not counted.unavailable:
+        return batch, {}
+    resolved = resolve(spark, plan, batch.events, sorted(counted.unavailable))
+    return replace(batch, events=resolved.events, resolved=resolved.kept), resolved.unknown
 
 
 def count_bronze(bronze: DataFrame) -> BronzeCounts:

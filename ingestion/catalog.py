@@ -28,6 +28,11 @@ def _same_location(registered: str, uri: str) -> bool:
     return norm(registered) == norm(uri)
 
 
+def is_registered(spark: SparkSession, database: str, table: str) -> bool:
+    """Whether the catalog has the table: one metastore call, no Hudi table loaded."""
+    return bool(spark._jsparkSession.sharedState().externalCatalog().tableExists(database, table))
+
+
 def register(spark: SparkSession, database: str, table: str, path: str) -> None:
     """Create the catalog entry for a Hudi table at `path` unless it exists already.
 

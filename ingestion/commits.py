@@ -21,7 +21,7 @@ from ingestion.checkpoint import table_exists, write_options
 from ingestion.decode.events import CDC_COLUMNS
 from ingestion.hudi_timeline import write_phases
 from ingestion.locks import table_lock
-from ingestion.paths import QUARANTINE, to_hadoop_uri
+from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
 from ingestion.plan import TablePlan
 from ingestion.profile import Profiler
 from ingestion.results import BatchCounts
@@ -47,6 +47,22 @@ def timed_write(
         detail.update(write_phases(frame.sparkSession, path, started, time.time()))
 
 
+# The rejects' columns (ingestion.decode.events.Decoded.rejects), for an empty quarantine.
+REJECTS_SCHEMA = "raw string, source_file string, line bigint, reason string"
+
+
+def quarantine_frame(rejects: DataFrame, table_name: str, ingested_at: str) -> DataFrame:
+    """The quarantine's rows: the rejected lines, their table and when they were set aside."""
+    return rejects.select(
+        "raw",
+        "source_file",
+        "line",
+        F.lit(table_name).alias("table_name"),
+        "reason",
+        F.lit(ingested_at).cast("timestamp").alias("quarantined_at"),
+    )
+
+
 def write_quarantine(
     spark: SparkSession,
     conf: Settings,
@@ -57,14 +73,7 @@ def write_quarantine(
 ) -> None:
     """Upsert the batch's rejected lines, with their reason, into the database's quarantine."""
     table = plan.table
-    quarantine = rejects.select(
-        "raw",
-        "source_file",
-        "line",
-        F.lit(table.name).alias("table_name"),
-        "reason",
-        F.lit(ingested_at).cast("timestamp").alias("quarantined_at"),
-    )
+    quarantine = quarantine_frame(rejects, table.name, ingested_at)
     # One quarantine table per database, shared by every bronze table's run:
     # the same writer lock as a table's, across threads and processes.
     with table_lock(conf.home, table.database, QUARANTINE, conf.lock_wait_seconds):
@@ -79,6 +88,29 @@ def write_quarantine(
             new_quarantine,
         )
         catalog.register(spark, table.database, QUARANTINE, plan.paths.quarantine)
+
+
+def ensure_quarantine(spark: SparkSession, conf: Settings, database: str) -> None:
+    """The database's quarantine, empty, from its first ingest on: always there to query.
+
+    Asked of the catalog once per engine (`Engine._ensure_databases`); only a
+    database without one pays an empty Hudi commit, with the schema and
+    options of `write_quarantine`, so the later upserts go into the same table.
+    """
+    if catalog.is_registered(spark, database, QUARANTINE):
+        return
+    path = table_path(conf, database, QUARANTINE)
+    with table_lock(conf.home, database, QUARANTINE, conf.lock_wait_seconds):
+        if not table_exists(spark, path):
+            empty = spark.createDataFrame([], REJECTS_SCHEMA)
+            hudi_writer.write(
+                quarantine_frame(empty, "", "1970-01-01"),
+                path,
+                hudi_writer.quarantine_options(database, 1),
+                "upsert",
+                new_table=True,
+            )
+        catalog.register(spark, database, QUARANTINE, path)
 
 
 def stored_last_position(spark: SparkSession, plan: TablePlan, profile: Profiler) -> str | None:

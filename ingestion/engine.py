@@ -26,9 +26,22 @@ from contextlib import ExitStack
 from pyspark.sql import DataFrame, SparkSession
 
 from ingestion import catalog
-from ingestion.batch import DecodedBatch, count_batch, count_bronze, decode_batch
+from ingestion.batch import (
+    CountedBatch,
+    DecodedBatch,
+    count_batch,
+    count_bronze,
+    decode_batch,
+    resolve_unavailable,
+)
 from ingestion.bronze_rows import bronze_frame
-from ingestion.commits import register_tables, write_bronze, write_changelog, write_quarantine
+from ingestion.commits import (
+    ensure_quarantine,
+    register_tables,
+    write_bronze,
+    write_changelog,
+    write_quarantine,
+)
 from ingestion.config import TableConfig
 from ingestion.locks import table_lock
 from ingestion.plan import TableMemory, TablePlan, plan_table, source_for
@@ -162,18 +175,41 @@ class Engine:
                 return TableResult(table.name, seconds=_elapsed(started), profile=profile.steps())
             self.log(f"{table.name}: {plan.files} new item(s) from {table.topic}")
             self._ensure_databases(profile)
-            batch = decode_batch(self.spark, plan, source, ingested_at, profile)
+            placeholder = self.conf.unavailable_value_placeholder
+            batch = decode_batch(self.spark, plan, source, ingested_at, profile, placeholder)
             with profile.step("count"):
-                counts = count_batch(batch)
+                counted = count_batch(batch)
+            counts = counted.counts
             batch.release_lines()
+            batch = self._resolve_unavailable(plan, batch, counted, profile)
             written = commit_batch(self.spark, self.conf, plan, batch, counts, ingested_at, profile)
             batch.release()
         return TableResult.applied(
             table.name, plan.files, counts, written, _elapsed(started), profile.steps()
         )
 
+    def _resolve_unavailable(
+        self, plan: TablePlan, batch: DecodedBatch, counted: CountedBatch, profile: Profiler
+    ) -> DecodedBatch:
+        """The batch with the values Debezium could not read (TOAST) resolved, and said so.
+
+        A batch without any is returned as it is, with no Spark job.
+        """
+        if not counted.unavailable:
+            return batch
+        with profile.step("unavailable values"):
+            batch, unknown = resolve_unavailable(self.spark, plan, batch, counted)
+        total = sum(counted.unavailable.values())
+        message = f"{plan.table.name}: {total} value(s) Debezium could not read (TOAST) resolved"
+        if unknown:
+            columns = ", ".join(f"{column} {n}" for column, n in unknown.items())
+            message += f"; never stored before, so stored as null: {columns}"
+        self.log(message)
+        return batch
+
     def _ensure_databases(self, profile: Profiler) -> None:
-        """The catalog's databases, once, and only when a table has something to commit.
+        """The catalog's databases and their quarantines, once, and only when a table has
+        something to commit.
 
         The first catalog call starts the metastore client (tens of seconds on
         a busy machine): a run that finds nothing new never pays it.
@@ -185,6 +221,7 @@ class Engine:
                 for database in sorted({t.database for t in self.tables}):
                     location = f"{self.conf.lake.rstrip('/')}/{database}"
                     catalog.ensure_database(self.spark, database, location)
+                    ensure_quarantine(self.spark, self.conf, database)
             self._databases_ready = True
 
     def run_batch(

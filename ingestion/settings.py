@@ -76,6 +76,7 @@ class Settings:
     cdc_kafka_port: int
     cdc_kafka_controller_port: int
     cdc_connect_port: int
+    unavailable_value_placeholder: str
     spark_conf: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -162,6 +163,12 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
         raise SettingsError(
             f"{SETTINGS_FILE}: setting 'bronze_database' is invalid: "
             f"{values['bronze_database']!r} is not a plain name (letters, digits, underscores)"
+        )
+    if not values["unavailable_value_placeholder"]:
+        # Empty, it would take every empty string for a value Debezium could not read.
+        raise SettingsError(
+            f"{SETTINGS_FILE}: setting 'unavailable_value_placeholder' is empty: set it to "
+            "the connector's unavailable.value.placeholder (__debezium_unavailable_value)"
         )
     values["landing"] = _resolve_path(values["landing"])
     values["lake"] = _resolve_path(values["lake"])

@@ -90,6 +90,23 @@ CONCURRENT_EXPLICIT_GC = "-XX:+ExplicitGCInvokesConcurrent"
 # `size_codegen_cache` makes the setting hold.
 CODEGEN_CACHE_ENTRIES = 4000
 
+# Dates and timestamps in the proleptic Gregorian calendar, exactly as Debezium
+# encodes them (days and microseconds since the epoch), whatever the year.
+# Spark's defaults (EXCEPTION) refuse to write a date before 1582-10-15 or a
+# timestamp before 1900 to Parquet or Avro (Hudi's writers included), and to
+# read one from a file that does not say which calendar wrote it: an ingest
+# holding one `0001-01-01` failed whole. LEGACY would shift such values into
+# the hybrid Julian calendar of Spark 2 and Hive. Every session of the project
+# (jobs, the Thrift server, dbt's `session` target) gets these (`spark_conf`).
+EXACT_DATETIMES = {
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
+    "spark.sql.avro.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.avro.datetimeRebaseModeInRead": "CORRECTED",
+}
+
 
 # Hudi sizes the records it merges with its bundled JOL 0.16, whose first use
 # in a JVM tries two ways to look inside it and prints a warning for each
@@ -180,6 +197,7 @@ def spark_conf(conf: Settings | None = None) -> dict[str, str]:
         "spark.sql.metadataCacheTTLSeconds": "1",
         "spark.sql.hive.metastorePartitionPruning": "true",
         "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
+        **EXACT_DATETIMES,
     }
     values.update({f"spark.hadoop.{key}": value for key, value in s3_conf().items()})
     values.update(catalog_conf(conf))

@@ -10,10 +10,11 @@ import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ingestion.errors import UserError
 from ingestion.preflight import storage_failure
-from lakehouse import output
+from lakehouse import errors_text, output
 
 EXIT_FAILED = 1
 EXIT_USER_ERROR = 2
@@ -79,8 +80,7 @@ def _decode(args: argparse.Namespace) -> int:
         for line in decode_paths(spark, args.paths, args.limit):
             print(line)
     except (Py4JJavaError, PySparkException) as error:  # unreadable storage, not a bad line
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UserError(f"cdc decode failed: {first}") from error
+        raise UserError(f"cdc decode failed: {errors_text.one_line(error)}") from error
     return 0
 
 
@@ -135,25 +135,62 @@ def _dbt_sources(args: argparse.Namespace) -> int:
     from lakehouse import dbt_sources
 
     path = dbt_sources.SOURCES_FILE
-    if dbt_sources.write(path, check=args.check):
+    found = dbt_sources.check(path) if args.check else None
+    if found is not None and not found.up_to_date:
+        held = f"; bronze holds {', '.join(found.missing)}" if found.missing else ""
+        output.error(f"{path} differs from conf/tables.yml{held}: run `lakehouse dbt-sources`")
+        return 1
+    if found is not None or dbt_sources.write(path):
         output.say(f"{path.relative_to(dbt_sources.PROJECT_DIR)} is up to date")
         return 0
-    if args.check:
-        output.error(f"{path} differs from conf/tables.yml: run `lakehouse dbt-sources`")
-        return 1
-    output.say(f"wrote {path.relative_to(dbt_sources.PROJECT_DIR)} from conf/tables.yml")
+    output.say(f"wrote {path.relative_to(dbt_sources.PROJECT_DIR)} from conf/tables.yml and bronze")
     return 0
 
 
 def _dbt_sources_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "dbt-sources",
-        help="write the dbt sources' tables, keys, columns and types from conf/tables.yml",
+        help="write the dbt sources' tables, keys, columns and types from conf/tables.yml "
+        "and the columns bronze holds",
     )
     parser.add_argument(
         "--check", action="store_true", help="change nothing; exit 1 when the file is stale"
     )
     parser.set_defaults(handler=_dbt_sources)
+
+
+def _tables(args: argparse.Namespace) -> int:
+    from ingestion.config import TABLES_FILE
+    from ingestion.settings import settings
+    from lakehouse import table_entry
+
+    key = tuple(k.strip() for k in args.key.split(",") if k.strip()) if args.key else ()
+    added = table_entry.add_table(
+        settings(), args.source, args.table, args.name, key, TABLES_FILE if args.write else None
+    )
+    for warning in added.warnings:
+        output.error_console.print(f"warning: {warning}", markup=False, soft_wrap=True)
+    print(added.text, end="")
+    if added.written:
+        output.say(f"appended table '{added.entry.name}' to {added.written}")
+    return 0
+
+
+def _tables_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("tables", help="the table config, conf/tables.yml")
+    tables = parser.add_subparsers(dest="tables_command", required=True)
+    add = tables.add_parser(
+        "add",
+        help="print a table's conf/tables.yml entry, read from its source database's catalog",
+    )
+    add.add_argument("--source", required=True, help="the live chain's source: ems or ecomm")
+    add.add_argument(
+        "--table", required=True, help="SCHEMA.TABLE (PostgreSQL) or DATABASE.TABLE (MariaDB)"
+    )
+    add.add_argument("--name", help="the bronze table's name (default: the source table's)")
+    add.add_argument("--key", help="record key columns, for a table without a primary key")
+    add.add_argument("--write", action="store_true", help="append the entry to conf/tables.yml")
+    add.set_defaults(handler=_tables)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -344,6 +381,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _ingest_parser,
     _dbt_parser,
     _dbt_sources_parser,
+    _tables_parser,
     _jobs_parser,
     _docs_parser,
     _dashboard_parser,
@@ -351,59 +389,108 @@ PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
 ]
 
 
+class _Parser(argparse.ArgumentParser):
+    """The parser of `lakehouse` and of each (sub)command it has: all take -v and --debug.
+
+    `add_subparsers` makes its commands' parsers of this class too, so any
+    command added takes them after its name (`lakehouse ingest --debug`) as
+    well as before it. There they are SUPPRESS by default: a command's parser
+    leaves what `lakehouse --debug ingest` set alone.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+            help="debug logging of the project's own modules",
+        )  # fmt: skip
+        self.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS,
+            help="debug logging, and full traces (with the root cause's) on errors",
+        )  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    parser.add_argument(
-        "--debug", action="store_true", help="debug logging, and full traces on errors"
-    )
+    parser = _Parser(prog="lakehouse", description=__doc__)
+    parser.set_defaults(verbose=False, debug=False)
     commands = parser.add_subparsers(dest="command", required=True)
     for add in PARSERS:
         add(commands)
     return parser
 
 
+# Loggers --verbose and --debug turn to DEBUG; every other (py4j, urllib3,
+# botocore, ...) stays at WARNING: py4j alone logs each JVM call at DEBUG.
+PROJECT_LOGGERS = ("ingestion", "lakehouse")
+
+
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    for name in PROJECT_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.NOTSET)
+
+
 def _save_trace(error: BaseException) -> Path:
-    """Keep the full trace of an unexpected failure in a file the one-line message names."""
+    """Keep the full trace of an unexpected failure in a file the one-line message names.
+
+    After Python's trace, the Java root cause's own stack trace (a Spark
+    failure's trace is the outermost Java exception's, its root far below).
+    """
     folder = Path(tempfile.gettempdir()) / "lakehouse"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"error-{os.getpid()}.log"
-    path.write_text("".join(traceback.format_exception(error)))
+    path.write_text("".join(traceback.format_exception(error)) + _root_section(error))
     return path
 
 
+def _root_section(error: BaseException) -> str:
+    trace = errors_text.root_trace(error)
+    return f"\nThe root cause, {errors_text.one_line(error)}:\n{trace}" if trace else ""
+
+
 def _one_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0][:300] if text else ''}"
+    return errors_text.one_line(error)
+
+
+def _print_debug(error: BaseException) -> None:
+    """--debug: the project's trace, the Java root cause's, then the one line."""
+    traceback.print_exception(error)
+    if section := _root_section(error):
+        print(section, file=sys.stderr, end="")
+    output.error(errors_text.error_text(error))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors are one line on stderr (traces only with --debug).
 
-    Exit codes: 0 success, 1 an unexpected failure, 2 a problem the user can
-    fix (settings, table config, stack, paths), 3 records quarantined
-    (`lakehouse ingest`), 4 another job holds the lock (`lakehouse jobs run`).
+    The line names the root cause (a Spark failure's is deep in its Java
+    cause chain: `lakehouse.errors_text`). Exit codes: 0 success, 1 an
+    unexpected failure, 2 a problem the user can fix (settings, table config,
+    stack, paths), 3 records quarantined (`lakehouse ingest`), 4 another job
+    holds the lock (`lakehouse jobs run`).
     """
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose or args.debug else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    _configure_logging(args.verbose or args.debug)
     try:
         return int(args.handler(args) or 0)
     except UserError as error:
         if args.debug:
-            raise
-        output.error(str(error))
+            _print_debug(error)
+        else:
+            output.error(str(error))
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         output.error("interrupted")
         return EXIT_INTERRUPTED
     except Exception as error:
+        failure = storage_failure(error)
         if args.debug:
-            raise
+            _print_debug(error)
+            return EXIT_FAILED if failure is None else EXIT_USER_ERROR
         trace = _save_trace(error)
-        if (failure := storage_failure(error)) is not None:
+        if failure is not None:
             output.error(f"{failure} (full trace in {trace})")
             return EXIT_USER_ERROR
         output.error(f"{_one_line(error)} (full trace in {trace}; rerun with --debug to print it)")

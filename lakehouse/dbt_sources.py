@@ -13,6 +13,11 @@ its connector, record key), the columns in config order with their bronze (Spark
 `unique` and `not_null` test on a one-column key, then the columns bronze
 gains mid-stream (marked `schema_evolution` in their meta, as they are not in
 the config) and Hudi's and ingestion's own columns, taken from the anchors.
+The evolved columns are those the file declares and those the bronze table
+really holds beyond the config (an `ALTER TABLE ... ADD COLUMN` at the
+source), read from the schema of the table's newest Hudi commit: a column
+bronze gained reaches dbt without anyone writing it down, and `--check`
+names it when the file lacks it.
 `<table>_changelog` tables stay declared when the file declares them.
 """
 
@@ -21,6 +26,8 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +35,11 @@ import yaml
 
 from ingestion.config import TableConfig, load_tables
 from ingestion.decode.events import CDC_COLUMNS
+from ingestion.decode.types import FieldType, from_spark_type, widen
 from ingestion.errors import UserError
-from ingestion.settings import PROJECT_DIR
+from ingestion.hudi_timeline import TABLE_PROPERTIES
+from ingestion.paths import table_path, to_local_path
+from ingestion.settings import PROJECT_DIR, Settings, settings
 
 SOURCES_FILE = PROJECT_DIR / "models" / "staging" / "tickit" / "_tickit__sources.yml"
 # Hudi's meta columns, first in every Hudi table.
@@ -40,6 +50,8 @@ HOODIE_COLUMNS = (
     "_hoodie_partition_path",
     "_hoodie_file_name",
 )
+# Hudi's and ingestion's own columns: described by the anchors, never taken from bronze.
+INTERNAL_PREFIXES = ("_hoodie_", "_cdc_")
 # The record key of every changelog table (ingestion/hudi_writer.py).
 CHANGELOG_KEY = "_cdc_event_id"
 SCHEMA = "{{ env_var('LAKEHOUSE_BRONZE_DATABASE') }}"
@@ -53,12 +65,24 @@ FLOW_KEYS = 2
 ANCHOR_RE = re.compile(r"^  - &(\S+)\s*$", re.MULTILINE)
 
 
+# Bronze table -> its columns and Spark types, as the table on disk holds them.
+BronzeColumns = Mapping[str, Mapping[str, str]]
+
+
 class SourcesError(UserError):
     """The sources file cannot be generated; the message says what to fix."""
 
 
-def render(text: str, tables: dict[str, TableConfig]) -> str:
-    """The sources file `text` with its `sources:` section generated from `tables`."""
+@dataclass(frozen=True)
+class SourcesCheck:
+    """Whether the sources file is what the config and bronze make, and what bronze adds."""
+
+    up_to_date: bool
+    missing: tuple[str, ...]  # `table.column`: held by bronze, not declared by the file
+
+
+def render(text: str, tables: dict[str, TableConfig], bronze: BronzeColumns | None = None) -> str:
+    """The sources file `text` with its `sources:` section generated from `tables` and `bronze`."""
     head, marker, _ = text.partition("\nsources:\n")
     if not marker:
         raise SourcesError("the sources file has no top-level `sources:` section")
@@ -68,7 +92,8 @@ def render(text: str, tables: dict[str, TableConfig]) -> str:
     existing = {table["name"]: table for table in source.get("tables") or []}
     generated = []
     for table in tables.values():
-        generated.append(_table(table, table.name, table.key, existing, anchors))
+        held = (bronze or {}).get(table.name) or {}
+        generated.append(_table(table, table.name, table.key, existing, anchors, held))
         if table.changelog_name in existing:
             changelog = (CHANGELOG_KEY,)
             generated.append(_table(table, table.changelog_name, changelog, existing, anchors))
@@ -97,6 +122,7 @@ def _table(
     key: tuple[str, ...],
     existing: dict[str, dict],
     anchors: dict[str, Any],
+    held: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Source table `name` (the table or its changelog): what is written by hand is kept."""
     entry = dict(existing.get(name) or {"description": f"Bronze table `{name}`."})
@@ -112,7 +138,7 @@ def _table(
     entry["config"] = config
     if len(key) > 1:
         entry["data_tests"] = _with_combination_test(entry.get("data_tests") or [], key)
-    entry["columns"] = _columns(table, entry.get("columns") or [], anchors, key)
+    entry["columns"] = _columns(table, entry.get("columns") or [], anchors, key, held or {})
     return _ordered(entry, TABLE_ORDER)
 
 
@@ -123,23 +149,55 @@ def _with_combination_test(tests: list[Any], key: tuple[str, ...]) -> list[Any]:
 
 
 def _columns(
-    table: TableConfig, existing: list[dict], anchors: dict[str, Any], key: tuple[str, ...]
+    table: TableConfig,
+    existing: list[dict],
+    anchors: dict[str, Any],
+    key: tuple[str, ...],
+    held: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     """Key (when not a config column), config columns, evolved columns, then Hudi and CDC."""
     by_name = {column["name"]: column for column in existing}
-    typed = {name: field.spark_type for name, field in table.columns.items()}
+    typed = {
+        name: _bronze_or_config(field, held.get(name)) for name, field in table.columns.items()
+    }
     names = [k for k in key if k not in typed] + list(typed)
     columns = [_column(name, typed.get(name), by_name.get(name), key) for name in names]
-    columns += [
-        column
-        for column in existing
-        if column["name"] not in typed and (column.get("config") or {}).get("meta", {}).get(EVOLVED)
-    ]
+    columns += _evolved(existing, set(names), held)
     shared = {value["name"]: value for value in anchors.values() if "name" in value}
     for name in (*HOODIE_COLUMNS, *CDC_COLUMNS):
         if name not in shared:
             raise SourcesError(f"describe the bronze column `{name}` in the anchors section")
         columns.append(shared[name])
+    return columns
+
+
+def _bronze_or_config(declared: FieldType, held: str | None) -> str:
+    """A config column's type: bronze's when the source widened it there (int -> bigint)."""
+    wider = widen(declared, from_spark_type(held)) if held else None
+    return (wider or declared).spark_type
+
+
+def _evolved(
+    existing: list[dict], configured: set[str], held: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """The columns beyond the config: declared as evolved in the file, then new in bronze.
+
+    A declared one takes bronze's type when bronze holds it; one only bronze
+    holds gets an empty description, as a new config column does.
+    """
+    own = set(HOODIE_COLUMNS) | set(CDC_COLUMNS) | configured
+    columns = []
+    for column in existing:
+        if column["name"] not in own and (column.get("config") or {}).get("meta", {}).get(EVOLVED):
+            kind = held.get(column["name"])
+            columns.append(
+                _ordered({**column, "data_type": kind}, COLUMN_ORDER) if kind else column
+            )
+    declared = own | {column["name"] for column in columns}
+    for name, kind in held.items():
+        if name not in declared and not name.startswith(INTERNAL_PREFIXES):
+            meta = {"config": {"meta": {EVOLVED: True}}}
+            columns.append({"name": name, "data_type": kind, "description": "", **meta})
     return columns
 
 
@@ -247,10 +305,67 @@ def _folded(text: str, indent: int) -> list[str] | None:
     return [">" if text.endswith("\n") else ">-", *(" " * indent + line for line in lines)]
 
 
-def write(path: Path = SOURCES_FILE, check: bool = False) -> bool:
-    """Regenerate the sources file; with `check`, only report. True when it was up to date."""
+def bronze_columns(tables: dict[str, TableConfig], conf: Settings | None = None) -> BronzeColumns:
+    """Each bronze table's columns from its newest commit's schema (no table: left out).
+
+    Spark starts (for Hudi's meta client) only when a table is there, or may
+    be (a lake that is not a local folder); tables on a local disk that do
+    not exist cost nothing.
+    """
+    conf = conf or settings()
+    paths = {name: table_path(conf, t.database, t.name) for name, t in tables.items()}
+    present = {name: path for name, path in paths.items() if _may_exist(path)}
+    if not present:
+        return {}
+    from ingestion.spark import build_session
+    from ingestion.table_state import read_state
+
+    spark = build_session("lakehouse-dbt-sources", conf)
+    found: dict[str, dict[str, str]] = {}
+    for name, path in present.items():
+        state = read_state(spark, path, tables[name].topic)
+        if state.schema is not None:
+            found[name] = {f.name: f.dataType.simpleString() for f in state.schema.fields}
+    return found
+
+
+def _may_exist(path: str) -> bool:
+    local = to_local_path(path)
+    return local is None or (local / ".hoodie" / TABLE_PROPERTIES).exists()
+
+
+def missing_columns(text: str, bronze: BronzeColumns) -> tuple[str, ...]:
+    """`table.column` for every column bronze holds that the sources file `text` lacks."""
+    (source,) = yaml.safe_load(text)["sources"]
+    declared = {
+        table["name"]: {column["name"] for column in table.get("columns") or []}
+        for table in source.get("tables") or []
+    }
+    return tuple(
+        f"{table}.{column}"
+        for table, columns in bronze.items()
+        for column in columns
+        if column not in declared.get(table, set()) and not column.startswith(INTERNAL_PREFIXES)
+    )
+
+
+def check(path: Path = SOURCES_FILE, bronze: BronzeColumns | None = None) -> SourcesCheck:
+    """Whether the file is what the config and bronze generate, and the columns it lacks."""
+    tables = load_tables()
+    bronze = bronze_columns(tables) if bronze is None else bronze
     current = path.read_text()
-    wanted = render(current, load_tables())
+    up_to_date = render(current, tables, bronze) == current
+    return SourcesCheck(up_to_date, missing_columns(current, bronze))
+
+
+def write(
+    path: Path = SOURCES_FILE, check: bool = False, bronze: BronzeColumns | None = None
+) -> bool:
+    """Regenerate the sources file; with `check`, only report. True when it was up to date."""
+    tables = load_tables()
+    bronze = bronze_columns(tables) if bronze is None else bronze
+    current = path.read_text()
+    wanted = render(current, tables, bronze)
     if wanted == current:
         return True
     if not check:

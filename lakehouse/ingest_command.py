@@ -2,11 +2,14 @@
 
 Exit codes: 0 all applied, 3 applied but some records were quarantined
 (see <bronze_database>._quarantine), 2 a user error (config, stack).
+A run that fails still leaves its run record: status "failed" and the error.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import signal
 import threading
 import time
@@ -14,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import yaml
 from pyspark.sql import SparkSession
 from rich.table import Table
 
@@ -24,13 +29,16 @@ from ingestion.engine import Engine, ingest
 from ingestion.nothing_new import batch_settings, look_ahead
 from ingestion.preflight import check_run
 from ingestion.profile import StepTiming, timed
-from ingestion.results import IngestRun, TableResult
-from ingestion.settings import Settings, load_settings
+from ingestion.results import IngestRun, TableResult, ingestion_time
+from ingestion.settings import PROJECT_DIR, SETTINGS_FILE, Settings, load_settings
 from ingestion.spark import build_session, runs_quick_jit
 from lakehouse import output
 from lakehouse.output import console
+from lakehouse.scheduler.records import failed_run
 
 EXIT_QUARANTINED = 3
+
+log = logging.getLogger(__name__)
 
 
 def summary_table(results: Sequence[TableResult]) -> Table:
@@ -73,8 +81,13 @@ def _summary(run: IngestRun, seconds: float, record: Path, profile: bool) -> Non
 
 def run_record_path(conf: Settings, kind: str) -> Path:
     """`.lakehouse/runs/<kind>-<time>`, its folder made: where a run keeps its record."""
+    return runs_file(conf.home, kind)
+
+
+def runs_file(home: Path, kind: str) -> Path:
+    """`<home>/runs/<kind>-<time>`, its folder made (`run_record_path` of settings' home)."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    record = conf.home / "runs" / f"{kind}-{stamp}"
+    record = home / "runs" / f"{kind}-{stamp}"
     record.parent.mkdir(parents=True, exist_ok=True)
     return record
 
@@ -82,7 +95,7 @@ def run_record_path(conf: Settings, kind: str) -> Path:
 def write_run_record(conf: Settings, run: IngestRun) -> Path:
     """The run as JSON in `.lakehouse/runs/ingest-<time>.json`; returns its path."""
     record = run_record_path(conf, "ingest").with_suffix(".json")
-    record.write_text(run.to_json())
+    record.write_text(json.dumps({"status": "success", **json.loads(run.to_json())}, indent=2))
     return record
 
 
@@ -122,14 +135,23 @@ def run_once(
     return EXIT_QUARANTINED if run.quarantined else 0
 
 
+def continuous_record_path(conf: Settings) -> Path:
+    """`.lakehouse/runs/ingest-continuous-<start>.jsonl`: one line per committing micro-batch."""
+    return run_record_path(conf, "ingest-continuous").with_suffix(".jsonl")
+
+
 def run_continuous(
-    spark: SparkSession, conf: Settings, tables: list[TableConfig], profile: bool
+    spark: SparkSession,
+    conf: Settings,
+    tables: list[TableConfig],
+    profile: bool,
+    record: Path | None = None,
 ) -> int:
     """Micro-batches until SIGTERM or SIGINT; each committing batch appended to one record."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    record = run_record_path(conf, "ingest-continuous").with_suffix(".jsonl")
+    record = record or continuous_record_path(conf)
 
     def on_batch(run: IngestRun) -> None:
         with record.open("a") as lines:
@@ -157,17 +179,63 @@ def run_ingest(
     continuous: bool = False,
     profile: bool = False,
 ) -> int:
-    """Ingest once, or continuously until stopped; print summaries; return the exit code."""
+    """Ingest once, or continuously until stopped; print summaries; return the exit code.
+
+    A run that fails (a user error, its settings included, or any other)
+    writes its record, then raises: `ingest-<time>.json`, or the last line of
+    a continuous service's record.
+    """
+    started, started_at = time.monotonic(), ingestion_time()
     overrides = {k: v for k, v in {"landing": landing, "lake": lake}.items() if v}
-    conf = load_settings(overrides)
+    context: dict[str, Any] = {**overrides, "asked": tables or "all"}
+    home, record = None, None
+    try:
+        conf = load_settings(overrides)
+        home, context = conf.home, {"landing": conf.landing, "lake": conf.lake, **context}
+        record = continuous_record_path(conf) if continuous else None
+        return _run_ingest(conf, tables, profile, record)
+    except (Exception, KeyboardInterrupt) as error:
+        text = failed_run(started_at, time.monotonic() - started, error, **context, tables=[])
+        _write_failed(text, home or _home_without_settings(), record)
+        raise
+
+
+def _home_without_settings() -> Path:
+    """Where run records go when the settings do not load: LAKEHOUSE_HOME, else the file's."""
+    value = os.environ.get("LAKEHOUSE_HOME")
+    if value is None:
+        try:
+            value = (yaml.safe_load(SETTINGS_FILE.read_text()) or {}).get("home")
+        except (OSError, yaml.YAMLError, AttributeError):  # unreadable, or not a mapping
+            value = None
+    path = Path(str(value or ".lakehouse"))
+    return path if path.is_absolute() else PROJECT_DIR / path
+
+
+def _write_failed(text: str, home: Path, continuous: Path | None) -> None:
+    """A failed run's record: a file of its own, or a continuous service's last line."""
+    try:
+        if continuous is None:
+            runs_file(home, "ingest").with_suffix(".json").write_text(text + "\n")
+        else:
+            with continuous.open("a") as lines:
+                lines.write(json.dumps(json.loads(text)) + "\n")
+    except OSError as unwritable:  # the run's own error is the one to report
+        log.warning("the failed run's record could not be written: %s", unwritable)
+
+
+def _run_ingest(
+    conf: Settings, tables: list[str] | None, profile: bool, continuous: Path | None
+) -> int:
+    """`run_ingest` once its settings are read; a continuous service's record is `continuous`."""
     selected = select_tables(load_tables(), tables)
     check_run(conf, landing=any(t.source.kind == "landing" for t in selected))
-    if continuous:
-        spark, _ = _start_session(conf, continuous)
-        return run_continuous(spark, conf, selected, profile)
+    if continuous is not None:
+        spark, _ = _start_session(conf, continuous=True)
+        return run_continuous(spark, conf, selected, profile, continuous)
     look = look_ahead(conf, selected)
     if look is not None and (run := look.nothing_new_run(conf)) is not None:
         _summary(run, run.seconds, write_run_record(conf, run), profile)
         return 0
-    spark, startup = _start_session(batch_settings(conf, look), continuous)
+    spark, startup = _start_session(batch_settings(conf, look), continuous=False)
     return run_once(spark, conf, selected, (startup,), profile)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ingestion.errors import UserError
@@ -17,7 +18,7 @@ from ingestion.settings import Settings, settings
 from lakehouse import stack
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.cdc.generate.report import ProgressBar, print_summary
-from lakehouse.scheduler.records import JobRecord
+from lakehouse.scheduler.records import JobRecord, failed_run
 from lakehouse.scheduler.run import run_job
 from lakehouse.services import dashboard_server, docs_site
 
@@ -37,9 +38,26 @@ def _check_landing_matches(landing: str, scale: float) -> None:
 
 
 def run_main_job(scale: float, log: Callable[[str], None] = print) -> int:
-    """Generate TICKIT CDC, run the daily job on it, serve the docs site and dashboard."""
+    """Generate TICKIT CDC, run the daily job on it, serve the docs site and dashboard.
+
+    A failure, in the daily job or around it (the stack, the generation, the
+    docs site), writes `.lakehouse/runs/main-<time>.json` (status failed, the
+    error), then is raised.
+    """
     started = time.monotonic()
+    now = datetime.now(UTC)
     conf = settings()
+    try:
+        return _main_job(conf, scale, log, started)
+    except (Exception, KeyboardInterrupt) as error:
+        path = conf.home / "runs" / f"main-{now:%Y%m%dT%H%M%S%f}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        seconds = time.monotonic() - started
+        path.write_text(failed_run(now.isoformat(timespec="seconds"), seconds, error, scale=scale))
+        raise
+
+
+def _main_job(conf: Settings, scale: float, log: Callable[[str], None], started: float) -> int:
     log("1/4 local stack")
     stack.up(conf, log=log)
 

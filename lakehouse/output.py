@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,8 +17,34 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-console = Console(stderr=False, highlight=False)
-error_console = Console(stderr=True, highlight=False)
+# A pipe or a file has no width: a line as wide as this is never cut, wrapped
+# or ellipsized, and a table keeps its natural width (rich pads no wider).
+PIPED_WIDTH = 100_000
+
+
+class WholeLinesConsole(Console):
+    """A console that prints every line whole when it writes to a pipe or a file.
+
+    On a terminal, rich fits tables to its width; elsewhere it would fit them
+    to 80 columns (or the width of whatever terminal stdin is), so a summary
+    piped to a file or a scheduler's log lost its columns' text to "…" and
+    wrapped cells. Asked each time, so a stream redirected later counts too.
+    """
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self._width is None and not self.is_terminal:
+            return ConsoleDimensions(PIPED_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+console = WholeLinesConsole(stderr=False, highlight=False)
+error_console = WholeLinesConsole(stderr=True, highlight=False)
 
 
 def say(message: str) -> None:

@@ -144,6 +144,11 @@ SHARED_GROUPS = {
         "tests/scheduler/test_jobs.py",
     ),
     "generated": ("tests/cdc/generate/",),
+    "live_chain": (
+        "tests/cdc/test_live_chain.py",
+        "tests/cdc/test_own_tables.py",
+        "tests/cdc/test_own_table_guide.py",
+    ),
 }
 
 
@@ -158,7 +163,7 @@ def group_of(nodeid: str) -> str:
 LONGEST_FIRST = (
     "daily_job",  # 950 s: the daily job, its DAG run, the marts, docs and dashboards
     "tests/bench/test_bench.py",  # 670 s
-    "tests/cdc/test_live_chain.py",  # 360 s
+    "live_chain",  # 360 s: the live chain, TICKIT's tables and the own-types tables
     "tests/ingestion/test_ingest_crash.py",  # 210 s
     "tests/ingestion/test_ingest_formats.py",  # 200 s
     "tests/ingestion/test_ingest_faults.py",  # 170 s

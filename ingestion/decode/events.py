@@ -32,12 +32,19 @@ from ingestion.decode.types import (
 )
 from ingestion.kept import kept
 from ingestion.ordering import any_position_column, position_column
+from ingestion.unavailable_values import UNAVAILABLE, flag_column
 
 LINE_SCHEMA = "file string, line bigint, raw string, schema string, error string"
 ENVELOPE_SCHEMA = (
     "struct<before:string, after:string, source:map<string,string>, op:string, ts_ms:bigint>"
 )
 VALID_OPS = ("r", "c", "u", "d", "t")
+# MongoDB's connector writes a document, not a row: its `after` is the
+# document as JSON text (Extended JSON), with no columns to decode.
+MONGODB_REASON = (
+    "MongoDB connector events are not supported: the field `after` holds the document as "
+    "JSON text, not a row of columns (flatten them with Debezium's ExtractNewDocumentState)"
+)
 # A line's own fields around the row image (JsonConverter's and Debezium's envelopes).
 ENVELOPE_FIELDS = ("payload", "before", "after")
 # Fields ExtractNewRecordState adds (add.fields=...), mapped to source-block names.
@@ -64,6 +71,14 @@ class DecodeSpec:
     connector: str  # postgresql, mysql, sqlserver, or "any" to tell per event
     key: tuple[str, ...]  # empty: no key check (decoding a file on its own)
     columns: dict[str, FieldType] = field(default_factory=dict)  # declared / bronze types
+    # Debezium's unavailable.value.placeholder, looked for in PostgreSQL events only
+    # (TOAST; ingestion/unavailable_values.py); None: not looked for.
+    placeholder: str | None = None
+
+    @property
+    def unavailable_placeholder(self) -> str | None:
+        """The placeholder to flag: only the PostgreSQL connector sends it for TOAST."""
+        return self.placeholder if self.connector == "postgresql" else None
 
 
 # The columns `Decoded.rows` holds beside an event's: why the line is rejected
@@ -91,6 +106,11 @@ class Decoded:
     @property
     def events(self) -> DataFrame:
         """Source columns + _cdc_* + _cdc_event_id, truncates included."""
+        return self.flagged_events.drop(UNAVAILABLE)
+
+    @property
+    def flagged_events(self) -> DataFrame:
+        """`events` plus UNAVAILABLE: the columns that came as Debezium's placeholder."""
         return self.rows.where(F.col(REJECTION).isNull()).drop(REJECTION, LINE, REJECTED_RAW)
 
     @property
@@ -458,7 +478,7 @@ def decode(lines: DataFrame, spec: DecodeSpec, ingested_at: str) -> Decoded:
     checked = typed.where(F.col("flavour") != "tombstone").withColumn(
         "rejection", _rejection(spec, columns, names, bad_versions)
     )
-    rows = _rows(checked, spec, names, ingested_at)
+    rows = _rows(checked, spec, columns, names, ingested_at)
     return Decoded(rows=rows, columns=columns, lines=lines)
 
 
@@ -474,6 +494,10 @@ def _rejection(
         key_missing = key_missing | F.col("values")[key].isNull()
     return (
         F.when(F.col("flavour") == "bad", F.col("reason"))
+        .when(
+            (F.col("flavour") == "envelope") & (F.col("src")["connector"] == "mongodb"),
+            F.lit(MONGODB_REASON),
+        )
         .when(
             F.col("schema_id").isin(*bad_versions) if bad_versions else F.lit(False),
             _bad_version_reason(bad_versions),
@@ -510,8 +534,20 @@ def _undecodable(columns: dict[str, FieldType], names: dict[str, str]) -> Column
     return F.coalesce(*failures) if failures else F.lit(None).cast("string")
 
 
-def _rows(checked: DataFrame, spec: DecodeSpec, names: dict[str, str], ingested_at: str):
-    """The checked lines as events (source and `_cdc_*` columns) with why each is rejected."""
+def _rows(
+    checked: DataFrame,
+    spec: DecodeSpec,
+    columns: dict[str, FieldType],
+    names: dict[str, str],
+    ingested_at: str,
+) -> DataFrame:
+    """The checked lines as events (source and `_cdc_*` columns) with why each is rejected.
+
+    And, in UNAVAILABLE, which of the event's columns came as Debezium's
+    placeholder (their raw values compared, only for string and bytes columns).
+    """
+    raw = {name: F.col("values")[name] for name in columns}
+    unavailable = flag_column(raw, columns, spec.unavailable_placeholder)
     source_ts = F.coalesce(F.col("src")["ts_ms"], F.col("src")["source_ts_ms"])
     events = checked.select(
         *[F.col(column).alias(name) for name, column in names.items()],
@@ -526,6 +562,7 @@ def _rows(checked: DataFrame, spec: DecodeSpec, names: dict[str, str], ingested_
         F.col("rejection").alias(REJECTION),
         F.col("line").alias(LINE),
         F.when(F.col("rejection").isNotNull(), F.col("raw")).alias(REJECTED_RAW),
+        unavailable.alias(UNAVAILABLE),
     )
     return events.withColumn("_cdc_event_id", event_id(spec.key))
 
@@ -539,13 +576,23 @@ def event_id(key: Sequence[str]) -> Column:
     return F.sha2(F.concat_ws("|", *parts, "_cdc_position", "_cdc_op"), 256)
 
 
+# The fix for a change bronze cannot follow: its stored files cannot take the new type.
+INCOMPATIBLE_FIX = (
+    "bronze cannot follow this change: drop the bronze table and its changelog, "
+    "then re-ingest the table from a fresh Debezium snapshot"
+)
+
+
 def _incompatible(version: dict[str, FieldType], columns: dict[str, FieldType]) -> str | None:
+    """Why a schema version's lines are quarantined: each column, both types, and the fix."""
     problems = [
         f"{name}: {why}"
         for name, kind in version.items()
         if name in columns and (why := incompatibility(kind, columns[name]))
     ]
-    return "incompatible schema change: " + "; ".join(problems) if problems else None
+    if not problems:
+        return None
+    return f"incompatible schema change: {'; '.join(problems)}; {INCOMPATIBLE_FIX}"
 
 
 def _bad_version_reason(bad_versions: dict[int, str]) -> Column:

@@ -118,21 +118,34 @@ def list_inputs(spark: SparkSession, paths: Sequence[str]) -> list[str]:
 
 
 def _printable(events: DataFrame) -> DataFrame:
-    """Columns whose Python form would lose digits become exact text in Spark first."""
-    return events.select(*[_printable_column(f) for f in events.schema.fields])
+    """Columns whose Python form would lose digits become exact text in Spark first.
+
+    The columns are taken by position, never by name: files whose column names
+    differ only in case (`O_CHAR` in one, `o_char` in another) give two columns,
+    which Spark's case-insensitive names would find ambiguous.
+    """
+    fields = events.schema.fields
+    positional = events.toDF(*[f"_{index}" for index in range(len(fields))])
+    return positional.select(
+        *[_printable_column(f"_{index}", f.dataType) for index, f in enumerate(fields)]
+    )
 
 
-def _printable_column(field: T.StructField) -> Column:
-    column = F.col(f"`{field.name}`")
-    if isinstance(field.dataType, T.TimestampType):
+def _printable_column(name: str, kind: T.DataType) -> Column:
+    """Timestamps, dates, decimals and nested values as exact text; bytes stay bytes.
+
+    Bytes are base64-encoded in Python (`json_value`): Spark's `base64()`
+    breaks its output into MIME lines of 76 characters with `\\r\\n` between
+    them, unless `spark.sql.chunkBase64String.enabled` is off.
+    """
+    column = F.col(name)
+    if isinstance(kind, T.TimestampType):
         column = F.date_format(column, TIMESTAMP_FORMAT)
-    elif isinstance(field.dataType, NESTED):
+    elif isinstance(kind, NESTED):
         column = F.to_json(column)
-    elif isinstance(field.dataType, T.DecimalType | T.DateType):  # decimals: every digit
+    elif isinstance(kind, T.DecimalType | T.DateType):  # decimals: every digit
         column = column.cast("string")
-    elif isinstance(field.dataType, T.BinaryType):
-        column = F.base64(column)
-    return column.alias(field.name)
+    return column.alias(name)
 
 
 class _RawJson(str):

@@ -72,6 +72,43 @@ SPARK_TYPES = {
     "geometry": "struct<wkb:binary,srid:int>",
     "point": "struct<x:double,y:double,wkb:binary,srid:int>",
 }
+# Every type name conf/tables.yml accepts and the kind it declares: the
+# project's own kinds, then Spark / SQL names. `(n)` takes a length (kept as
+# text whatever it is), `(p)` / `(p,s)` a precision and scale; `decimal` and
+# `numeric` alone are unbounded (Debezium's VariableScaleDecimal), kept as
+# exact text. SQL's TINYINT is int16 because every connector sends it so
+# (MySQL TINYINT, SQL Server's 0..255). docs/contracts.md shows this table.
+CONFIG_TYPES = {
+    **{kind: kind for kind in SPARK_TYPES if kind != "decimal_text"},
+    "tinyint": "int16",
+    "smallint": "int16",
+    "int": "int32",
+    "integer": "int32",
+    "bigint": "int64",
+    "float": "float32",
+    "real": "float32",
+    "double": "float64",
+    "double precision": "float64",
+    "bool": "boolean",
+    "text": "string",
+    "varchar": "string",
+    "varchar(n)": "string",
+    "char": "string",
+    "char(n)": "string",
+    "binary": "bytes",
+    "bytea": "bytes",
+    "timestamp": "timestamp_us",
+    "decimal(p,s)": "decimal",
+    "decimal(p)": "decimal",
+    "decimal": "decimal_text",
+    "numeric(p,s)": "decimal",
+    "numeric(p)": "decimal",
+    "numeric": "decimal_text",
+}
+CONFIG_TYPE_RE = re.compile(r"^([a-z][a-z0-9_ ]*?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?$")
+# How each decimal.handling.mode sends a decimal, bounded and unbounded.
+DECIMAL_ENCODINGS = {"precise": "bytes", "double": "double", "string": "string"}
+UNBOUNDED_ENCODINGS = {"precise": "variable", "double": "double", "string": "string"}
 INT_WIDTH = {"int8": 1, "int16": 2, "int32": 3, "int64": 4}
 FLOAT_WIDTH = {"float32": 1, "float64": 2}
 DECIMAL_RE = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
@@ -140,17 +177,33 @@ def decimal_type(precision: int, scale: int, encoding: str = "bytes") -> FieldTy
 
 
 def parse_config_type(text: str, decimal_handling: str = "precise") -> FieldType:
-    """A type from the table config: `int16`, `timestamp_us`, `decimal(8,2)`, ..."""
-    text = text.strip().lower()
-    match = DECIMAL_RE.match(text)
-    if match:
-        encoding = {"precise": "bytes", "double": "double", "string": "string"}[decimal_handling]
-        if int(match[2]) > int(match[1]):
-            raise UnknownTypeError(f"decimal scale above its precision in '{text}'")
-        return decimal_type(int(match[1]), int(match[2]), encoding)
-    if text in SPARK_TYPES and text != "decimal_text":
-        return FieldType(text)
-    raise UnknownTypeError(f"unknown column type '{text}'")
+    """A type from the table config: a name of CONFIG_TYPES (`int16`, `bigint`, `decimal(8,2)`)."""
+    name = " ".join(text.strip().lower().split())
+    match = CONFIG_TYPE_RE.match(name)
+    kind = _config_kind(match) if match else None
+    if match is None or kind is None:
+        known = ", ".join(CONFIG_TYPES)
+        raise UnknownTypeError(f"unknown column type '{name}' (known: {known})")
+    if kind == "decimal_text":
+        return FieldType("decimal_text", 0, 0, UNBOUNDED_ENCODINGS[decimal_handling])
+    if kind != "decimal":
+        return FieldType(kind)
+    precision, scale = int(match[2]), int(match[3] or 0)
+    if precision < 1:
+        raise UnknownTypeError(f"decimal precision below 1 in '{name}'")
+    if scale > precision:
+        raise UnknownTypeError(f"decimal scale above its precision in '{name}'")
+    return decimal_type(precision, scale, DECIMAL_ENCODINGS[decimal_handling])
+
+
+def _config_kind(match: re.Match[str]) -> str | None:
+    """The kind of a parsed name: its CONFIG_TYPES key is the name with `(n)`, `(p)`, `(p,s)`."""
+    base, first, second = match[1], match[2], match[3]
+    if first is None:
+        return CONFIG_TYPES.get(base)
+    if second is not None:
+        return CONFIG_TYPES.get(f"{base}(p,s)")
+    return CONFIG_TYPES.get(f"{base}(n)") or CONFIG_TYPES.get(f"{base}(p)")
 
 
 def from_spark_type(simple: str) -> FieldType:
@@ -158,11 +211,9 @@ def from_spark_type(simple: str) -> FieldType:
     match = DECIMAL_RE.match(simple)
     if match:
         return FieldType("decimal", int(match[1]), int(match[2]), "bytes")
-    by_spark = {"smallint": "int16", "tinyint": "int8", "int": "int32", "bigint": "int64",
-                "float": "float32", "double": "float64", "timestamp": "timestamp_us",
-                "boolean": "boolean", "date": "date", "binary": "bytes",
-                SPARK_TYPES["geometry"]: "geometry", SPARK_TYPES["point"]: "point"}  # fmt: skip
-    return FieldType(by_spark.get(simple, "string"))
+    structs = {SPARK_TYPES["geometry"]: "geometry", SPARK_TYPES["point"]: "point"}
+    kind = structs.get(simple) or CONFIG_TYPES.get(simple, "string")
+    return FieldType("string" if kind.startswith("decimal") else kind)
 
 
 def _int_parameter(params: dict, key: str, name: str, default: int | None = None) -> int:
@@ -251,7 +302,10 @@ def widen(current: FieldType, incoming: FieldType) -> FieldType | None:
     """The wider of two types when one widens into the other losslessly, else None.
 
     int8 -> int16 -> int32 -> int64, float32 -> float64, and a decimal whose
-    precision grows at the same scale; the widest wins whichever came first.
+    integer digits and scale both hold the other's (precision up at the same
+    scale, or scale up with the integer digits kept: decimal(10,2) ->
+    decimal(14,4)); the widest wins whichever came first. Two decimals
+    neither holds widen to one holding both while Spark can (38 digits).
     """
     if current == incoming:
         return current
@@ -259,13 +313,16 @@ def widen(current: FieldType, incoming: FieldType) -> FieldType | None:
         return max(current, incoming, key=lambda t: INT_WIDTH[t.kind])
     if current.family == incoming.family == "float":
         return max(current, incoming, key=lambda t: FLOAT_WIDTH[t.kind])
+    if current.encoding != "bytes" or incoming.encoding != "bytes":
+        return None
+    if current.kind == incoming.kind == "decimal":
+        digits = max(t.precision - t.scale for t in (current, incoming))
+        scale = max(current.scale, incoming.scale)
+        if digits + scale > MAX_SPARK_PRECISION:
+            return None
+        return FieldType("decimal", digits + scale, scale, "bytes")
     decimals = {"decimal", "decimal_text"}
-    if (
-        current.kind in decimals
-        and incoming.kind in decimals
-        and current.encoding == incoming.encoding == "bytes"
-        and current.scale == incoming.scale
-    ):
+    if current.kind in decimals and incoming.kind in decimals and current.scale == incoming.scale:
         return max(current, incoming, key=lambda t: t.precision)
     return None
 
@@ -273,18 +330,26 @@ def widen(current: FieldType, incoming: FieldType) -> FieldType | None:
 def resolve_columns(
     declared: dict[str, FieldType], versions: Iterable[dict[str, FieldType]]
 ) -> dict[str, FieldType]:
-    """The batch's columns: declared ones as declared, new ones widened across versions.
+    """The batch's columns: declared ones widened when the source widens them, new ones too.
 
-    `versions` must come in source-position order, so the type of a column
-    that changes incompatibly is the first one the source wrote, every run.
+    `declared` holds bronze's stored columns and the config's: a version that
+    widens one (int -> bigint, decimal(10,2) -> decimal(14,2)) makes the
+    wider type the batch's, and so bronze's and the changelog's in its
+    commits, while narrower versions still fit it. A declared column is never
+    widened into exact text (a decimal past 38 digits): that is no type
+    promotion Hudi can apply to stored files. `versions` must come in
+    source-position order, so the type of a column that changes
+    incompatibly is the first one the source wrote, every run.
     """
     columns = dict(declared)
     for version in versions:
         for name, kind in version.items():
             if name not in columns:
                 columns[name] = kind
-            elif name not in declared:
-                columns[name] = widen(columns[name], kind) or columns[name]
+                continue
+            wider = widen(columns[name], kind)
+            if wider is not None and (name not in declared or wider.kind != "decimal_text"):
+                columns[name] = wider
     return columns
 
 

@@ -2,8 +2,9 @@
 
 Each connector's config is a file of conf/cdc/ (`*.connector.json`); the
 ports and servers that differ per machine are `${setting}` placeholders
-filled from the settings. Registering is a PUT of the config, so running
-`up` again updates a connector instead of failing.
+filled from the settings, and `${boolean_columns}` from conf/tables.yml (see
+`boolean_selector`). Registering is a PUT of the config, so running `up`
+again updates a connector instead of failing.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from collections.abc import Callable
 from string import Template
 from typing import Any
 
+from ingestion.config import TableConfig, load_tables
 from ingestion.settings import LOOPBACK, PROJECT_DIR, Settings
 from lakehouse.stack import StackError
 
 CONNECTOR_FILES = PROJECT_DIR / "conf" / "cdc"
+# A column selector no column matches: an empty one would make every TINYINT(1) a boolean.
+NO_COLUMN = "(?!)"
 
 
 def _url(conf: Settings, path: str) -> str:
@@ -45,17 +49,43 @@ def worker_health(conf: Settings) -> None:
     _request(conf, "GET", "/connectors")
 
 
+def boolean_selector(config: dict[str, str], tables: list[TableConfig]) -> str:
+    """The `db.table.column` regexes of the `boolean` columns a binlog connector captures.
+
+    MariaDB's BOOLEAN is TINYINT(1), and so is any other one-digit TINYINT:
+    converting all of them would turn a 2 into `true`. The table config is the
+    one place that says which columns are booleans; a connector's topics are
+    `<topic.prefix>.<db>.<table>`, so a table is its `<db>.<table>` when its
+    topic starts with the prefix and names a database the connector includes
+    (any, without `database.include.list`).
+    """
+    prefix = config.get("topic.prefix", "") + "."
+    databases = {d.strip() for d in config.get("database.include.list", "").split(",")} - {""}
+    columns = [
+        f"{table.topic.removeprefix(prefix)}.{column}"
+        for table in tables
+        if table.topic.startswith(prefix)
+        and (not databases or table.topic.removeprefix(prefix).split(".")[0] in databases)
+        for column, kind in table.columns.items()
+        if kind.kind == "boolean"
+    ]
+    return ",".join(c.replace(".", "\\.") for c in columns) or NO_COLUMN
+
+
 def connector_configs(conf: Settings) -> dict[str, dict[str, str]]:
-    """Each connector file's config, placeholders filled from the settings."""
+    """Each connector file's config, placeholders filled from the settings and tables.yml."""
     values = {
         "kafka_bootstrap_servers": conf.kafka_servers,
         "cdc_postgres_port": conf.cdc_postgres_port,
         "cdc_mariadb_port": conf.cdc_mariadb_port,
     }
+    tables = list(load_tables().values())
     configs = {}
     for path in sorted(CONNECTOR_FILES.glob("*.connector.json")):
-        document = json.loads(Template(path.read_text()).substitute(values))
-        configs[document["name"]] = {k: str(v) for k, v in document["config"].items()}
+        document = json.loads(path.read_text())
+        config = {k: str(v) for k, v in document["config"].items()}
+        filled = values | {"boolean_columns": boolean_selector(config, tables)}
+        configs[document["name"]] = {k: Template(v).substitute(filled) for k, v in config.items()}
     return configs
 
 

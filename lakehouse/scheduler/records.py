@@ -4,6 +4,9 @@ A record is a dataclass while the job runs and JSON on disk
 (`.lakehouse/runs/job-<name>-<time>.json`). Each step kind has its own typed
 detail, so a reader asks for what an ingest step did by its kind, never by the
 step's name in conf/jobs.yml (which users rename freely).
+
+A run that fails is recorded too: status "failed", its seconds, and its error
+as the one line `lakehouse` prints (`failed_run`, `JobRecord.error`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 from ingestion.results import IngestRun, TableResult
 from ingestion.settings import Settings
+from lakehouse.errors_text import error_text
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ class JobRecord:
     seconds: float = 0.0
     steps: list[StepRecord] = field(default_factory=list)
     record: str = ""
+    error: str = ""  # why it failed: its failed step's error, or what stopped it outside one
 
     @property
     def ingested_events(self) -> int:
@@ -110,6 +115,15 @@ def to_dict(record: JobRecord | StepRecord) -> dict[str, Any]:
 
 def write_record(path: Path, record: JobRecord) -> None:
     path.write_text(json.dumps(to_dict(record), indent=2))
+
+
+def failed_run(started_at: str, seconds: float, error: BaseException, **context: Any) -> str:
+    """The JSON record of a run that failed: status, when, how long, the context, why.
+
+    The error is the line `lakehouse` prints for it (a Spark failure's root cause).
+    """
+    record = {"status": "failed", "started_at": started_at, "seconds": round(seconds, 1)}
+    return json.dumps({**record, **context, "error": error_text(error)}, indent=2)
 
 
 def notify(conf: Settings, record: JobRecord, path: Path, log: Callable[[str], None]) -> None:

@@ -19,6 +19,7 @@ from ingestion.config import TableConfig, load_tables, select_tables
 from ingestion.results import IngestRun
 from ingestion.settings import PROJECT_DIR, Settings
 from lakehouse.dbt_wrapper import run_dbt
+from lakehouse.errors_text import error_text
 from lakehouse.output import console
 from lakehouse.scheduler.jobs_file import Job, Step
 from lakehouse.scheduler.records import DbtDetail, IngestDetail, SkippedDetail, StepRecord
@@ -137,7 +138,7 @@ class JobRunner:
                 record.status = "success"
         except Exception as error:  # recorded, reported and notified, never swallowed
             record.status = "failed"
-            record.error = f"{type(error).__name__}: {error}"
+            record.error = error_text(error)  # the root cause, as `lakehouse` prints it
         record.seconds = round(time.monotonic() - started, 1)
         self.log(f"[{self.job.name}] {step.name}: {record.status} in {record.seconds}s")
         return record

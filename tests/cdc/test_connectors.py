@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import http.server
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +20,8 @@ from typing import ClassVar
 
 import pytest
 
+from ingestion.config import load_tables
+from ingestion.decode.types import FieldType
 from ingestion.settings import Settings, settings
 from lakehouse.cdc import connectors
 from lakehouse.stack import StackError
@@ -89,3 +92,62 @@ def test_a_task_that_keeps_failing_ends_the_wait_with_its_trace(connect: Setting
         f"connector tickit-ecomm failed again after {connectors.MAX_RESTARTS} restarts: "
         f"{SHOWN}; see `lakehouse cdc logs --service connect`"
     )
+
+
+# The connector settings that keep values exact (docs/contracts.md, "Connector
+# settings for exact values"); Debezium's defaults for the first two lose data.
+EXACT_MARIADB = {
+    "decimal.handling.mode": "precise",
+    "bigint.unsigned.handling.mode": "precise",
+    "time.precision.mode": "adaptive_time_microseconds",
+    "binary.handling.mode": "bytes",
+    "enable.time.adjuster": "false",
+    "event.converting.failure.handling.mode": "fail",
+}
+EXACT_POSTGRES = {
+    "decimal.handling.mode": "precise",
+    "time.precision.mode": "adaptive",
+    "interval.handling.mode": "string",
+    "hstore.handling.mode": "json",
+    "binary.handling.mode": "bytes",
+    "money.fraction.digits": "2",
+}
+
+
+def test_the_connectors_choose_exact_values() -> None:
+    configs = connectors.connector_configs(settings())
+    assert {k: configs["tickit-ecomm"].get(k) for k in EXACT_MARIADB} == EXACT_MARIADB
+    assert {k: configs["tickit-ems"].get(k) for k in EXACT_POSTGRES} == EXACT_POSTGRES
+    assert not [v for c in configs.values() for v in c.values() if "${" in v]
+
+
+def test_only_the_table_configs_booleans_become_booleans() -> None:
+    """TINYINT(1) is a boolean only where conf/tables.yml says so: ecomm.date.holiday."""
+    ecomm = connectors.connector_configs(settings())["tickit-ecomm"]
+    selector = ecomm["boolean.selector"]
+    assert ecomm["converters"] == "boolean"
+    assert selector == r"ecomm\.date\.holiday"
+    # Debezium matches each regex against the whole `db.table.column`, ignoring case.
+    matches = lambda column: any(  # noqa: E731
+        re.fullmatch(p, column, re.IGNORECASE) for p in selector.split(",")
+    )
+    assert matches("ecomm.date.holiday")
+    assert not matches("ecomm.dateXholiday") and not matches("ecomm.listing.numtickets")
+
+
+def test_the_boolean_selector_follows_the_table_config() -> None:
+    tables = load_tables()
+    config = {"topic.prefix": "tickit", "database.include.list": "ecomm,other"}
+    flagged = dataclasses.replace(
+        tables["listing"], columns={**tables["listing"].columns, "is_sold": FieldType("boolean")}
+    )
+    other = dataclasses.replace(tables["date"], topic="tickit.other.day_2")
+    found = connectors.boolean_selector(config, [tables["date"], flagged, other, tables["users"]])
+    assert found == r"ecomm\.date\.holiday,ecomm\.listing\.is_sold,other\.day_2\.holiday"
+    # crm's users have booleans, but another connector (and database) writes them.
+    assert connectors.boolean_selector(config, [tables["users"]]) == connectors.NO_COLUMN
+    # Without database.include.list the connector captures every database.
+    every_database = connectors.boolean_selector({"topic.prefix": "tickit"}, [tables["users"]])
+    assert every_database.split(",")[:2] == [r"crm\.user\.likesports", r"crm\.user\.liketheatre"]
+    assert len(every_database.split(",")) == 10
+    assert re.fullmatch(connectors.NO_COLUMN, "ecomm.date.holiday") is None

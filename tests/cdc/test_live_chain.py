@@ -1,9 +1,10 @@
 """The live CDC chain end to end: real PostgreSQL and MariaDB, Debezium, Kafka, Spark, Hudi.
 
-One chain per test run (module fixture): `cdc up` on free ports, `cdc load`
-at a tiny scale, a workload of inserts, updates, deletes, an added column and
-a truncate in both databases, then ingestion from Kafka. Each bronze table
-must equal what the source database itself holds, read over SQL.
+One chain per test run (the session fixture of tests/cdc/conftest.py): `cdc up`
+on free ports, `cdc load` at a tiny scale, a workload of inserts, updates,
+deletes, an added column and a truncate in both databases, then ingestion from
+Kafka. Each bronze table must equal what the source database itself holds,
+read over SQL.
 """
 
 from __future__ import annotations
@@ -18,33 +19,27 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from ingestion.config import TableConfig, load_tables
+from ingestion.config import load_tables
 from ingestion.engine import ingest
 from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
-from ingestion.results import IngestRun
 from ingestion.settings import settings
 from ingestion.sources.kafka import KafkaSource
 from lakehouse import stack
 from lakehouse.cdc import chain, connectors, markers, sql
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.cdc.generate.tickit import TABLES
-from lakehouse.cdc.load import connect, live_tables, load
-from lakehouse.cdc.workload import WorkloadOptions, WorkloadSummary, run_workload
+from lakehouse.cdc.load import connect
+from lakehouse.cdc.workload import WorkloadOptions, run_workload
+from tests.cdc.live import DATABASE, SCALE, SEED, Live, alive, publish_and_ingest
 from tests.dbt.test_marts import dbt
 from tests.platform.sockets import listeners
 
-DATABASE = "it_live_bronze"
 SNAPSHOT_DATABASE = "it_live_snapshot"  # ecomm.date through a second, snapshotting connector
 SNAPSHOT_CONNECTOR = "it-ecomm-date-snapshot"
-SCALE = 0.002
-SEED = 42  # `cdc load`'s snapshot and crm's generated files share it: the same users
 # Spark types of the source databases' column types, as bronze must hold them
 # (smallint as int: Hudi merges through Avro, which has no 16-bit integer; see
 # ingestion/decode/types.py).
@@ -64,51 +59,6 @@ SPARK_TYPES = {
     "boolean": "boolean",
     "tinyint": "boolean",  # MariaDB's BOOLEAN; Debezium reads the DDL's BOOLEAN
 }
-
-
-@dataclasses.dataclass
-class Live:
-    """The chain of this test run and what has been done to it."""
-
-    tables: list[TableConfig]
-    workloads: list[WorkloadSummary]
-    runs: list[IngestRun]
-
-
-def kafka_tables() -> list[TableConfig]:
-    """ems and ecomm tables read from Kafka, into a database of their own."""
-    tables = load_tables(database=DATABASE)
-    live = {t.name for t in live_tables()}
-    return [
-        dataclasses.replace(t, source=dataclasses.replace(t.source, kind="kafka"))
-        for t in tables.values()
-        if t.name in live
-    ]
-
-
-def publish_and_ingest(spark, live: Live) -> IngestRun:
-    """Wait until Debezium has published everything, then ingest once from Kafka."""
-    markers.wait_published(spark, settings(), markers.write_markers(settings()))
-    run = ingest(spark, settings(), live.tables, log=lambda _: None)
-    live.runs.append(run)
-    return run
-
-
-@pytest.fixture(scope="module")
-def live_chain(spark) -> Iterator[Live]:
-    conf = settings()
-    chain.up(conf, log=lambda _: None)
-    try:
-        load(SCALE, seed=SEED, conf=conf, log=lambda _: None)
-        workload = run_workload(WorkloadOptions(transactions=80, seed=3), conf, lambda _: None)
-        live = Live(kafka_tables(), [workload], [])
-        publish_and_ingest(spark, live)
-        yield live
-    finally:
-        pids = [stack.running_pid(s, conf) for s in chain.services(conf)]
-        chain.down(conf, log=lambda _: None)
-        still = [p for p in pids if p is not None and _alive(p)]
-        assert not still, f"cdc down left processes running: {still}"
 
 
 def database_rows(table_name: str) -> tuple[list[str], dict[str, str], dict[Any, tuple]]:
@@ -274,14 +224,6 @@ def test_chain_listens_on_loopback_only(live_chain: Live) -> None:
     assert [listener for listener in found if not listener.loopback] == []
 
 
-def _alive(pid: int) -> bool:
-    """Running, not merely a zombie waiting for this process to reap it."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _commit_count(spark, table: str) -> int:
     path = table_path(settings(), DATABASE, table)
     timeline = Path(path) / ".hoodie" / "timeline"
@@ -300,7 +242,7 @@ def _inflight(table: str) -> int:
 
 def _wait_gone(pid: int) -> None:
     deadline = time.monotonic() + 60
-    while _alive(pid):
+    while alive(pid):
         assert time.monotonic() < deadline, f"process {pid} still alive"
         time.sleep(0.1)
 

@@ -17,7 +17,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ingestion.decode.events import Decoded, DecodeSpec, classify, decode, read_lines
+from ingestion.decode.logical_types import decode_value
 from ingestion.decode.single_file import decode_paths
+from ingestion.decode.types import from_connect
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "debezium"
 WKB_POINT_1_2 = bytes.fromhex("0101000000000000000000f03f0000000000000040")
@@ -160,3 +162,22 @@ def test_schemaless_events_keep_every_value_in_cdc_decode(spark) -> None:
     mysql = by_source[("mysql", list(MYSQL).index("int_unsigned") + 1)]
     assert mysql["int_unsigned"] == 4294967295
     assert mysql["_cdc_position"] == "0000000003:00000000000000001002:0000000000"
+
+
+def test_precise_unsigned_bigints_and_interval_strings_decode_exactly(spark) -> None:
+    """BIGINT UNSIGNED's maximum (9 bytes of two's complement) and an ISO interval, as sent."""
+    unsigned = {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+                "parameters": {"scale": "0", "connect.decimal.precision": "20"}}  # fmt: skip
+    no_precision = {**unsigned, "parameters": {"scale": "0"}}
+    interval = {"type": "string", "name": "io.debezium.time.Interval"}
+    frame = spark.createDataFrame([("AP//////////", "P1Y2M3DT4H5M6.78S")], "u string, i string")
+    decoded = frame.select(
+        decode_value(F.col("u"), from_connect(unsigned)).alias("u20"),
+        decode_value(F.col("u"), from_connect(no_precision)).alias("u38"),
+        decode_value(F.col("i"), from_connect(interval)).alias("i"),
+    )
+    types = [f.dataType.simpleString() for f in decoded.schema.fields]
+    assert types == ["decimal(20,0)", "decimal(38,0)", "string"]
+    row = decoded.collect()[0]
+    assert row.u20 == row.u38 == Decimal("18446744073709551615")
+    assert row.i == "P1Y2M3DT4H5M6.78S"

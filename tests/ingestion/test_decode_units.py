@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime
 import decimal
 import json
@@ -158,3 +159,24 @@ def test_printed_lines_keep_every_digit() -> None:
                                       b"\x05"])  # fmt: skip
     assert line == '{"d":1.1234567890,"z":0.0000000000,"b":"BQ=="}'
     assert json.loads(line, parse_float=decimal.Decimal)["d"] == decimal.Decimal("1.1234567890")
+
+
+# BIGINT UNSIGNED's largest value: with bigint.unsigned.handling.mode=precise
+# Debezium sends a Decimal of scale 0, the unscaled value as big-endian two's
+# complement, which takes 9 bytes here (a leading 0x00 keeps it positive).
+MAX_UNSIGNED = 18446744073709551615
+MAX_UNSIGNED_BYTES = base64.b64encode(MAX_UNSIGNED.to_bytes(9, "big", signed=True)).decode()
+
+
+def test_a_precise_bigint_unsigned_is_an_exact_decimal() -> None:
+    assert base64.b64decode(MAX_UNSIGNED_BYTES) == b"\x00" + b"\xff" * 8
+    assert MAX_UNSIGNED_BYTES == "AP//////////"
+    # Debezium 3.x names precision 20; a schema without one gets 38 digits: both hold it.
+    assert from_connect(decimal_field("20", "0")) == FieldType("decimal", 20, 0, "bytes")
+    assert from_connect(decimal_field(None, "0")) == FieldType("decimal", 38, 0, "bytes")
+    assert decimal_text(MAX_UNSIGNED_BYTES, 0) == str(MAX_UNSIGNED)
+
+
+def test_an_interval_string_is_kept_as_its_text() -> None:
+    interval = {"type": "string", "name": "io.debezium.time.Interval", "field": "i"}
+    assert from_connect(interval) == FieldType("string")

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from ingestion.config import ConfigError, load_tables
-from ingestion.decode.types import FieldType, from_connect, incompatibility, parse_config_type
+from ingestion.decode.types import (
+    FieldType,
+    UnknownTypeError,
+    from_connect,
+    incompatibility,
+    parse_config_type,
+)
 from ingestion.ordering import connector_of, position_key
 from ingestion.sources.landing import LandingFile, advance, new_files, parse_file_name
 
@@ -122,3 +128,87 @@ def test_the_project_table_config_is_valid() -> None:
     assert set(tables) == {"category", "event", "venue", "date", "listing", "sales", "users"}
     assert tables["sales"].source.connector == "mysql"
     assert tables["users"].topic == "tickit.crm.user"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("int16", FieldType("int16")),
+        ("timestamp_tz", FieldType("timestamp_tz")),
+        ("time_us", FieldType("time_us")),
+        ("tinyint", FieldType("int16")),  # what every connector sends for TINYINT
+        ("smallint", FieldType("int16")),
+        ("int", FieldType("int32")),
+        ("integer", FieldType("int32")),
+        ("bigint", FieldType("int64")),
+        ("float", FieldType("float32")),
+        ("real", FieldType("float32")),
+        ("double", FieldType("float64")),
+        ("double precision", FieldType("float64")),
+        ("Double   Precision", FieldType("float64")),
+        ("boolean", FieldType("boolean")),
+        ("bool", FieldType("boolean")),
+        ("string", FieldType("string")),
+        ("text", FieldType("string")),
+        ("varchar", FieldType("string")),
+        ("varchar(100)", FieldType("string")),
+        ("char", FieldType("string")),
+        ("char(2)", FieldType("string")),
+        ("binary", FieldType("bytes")),
+        ("bytea", FieldType("bytes")),
+        ("date", FieldType("date")),
+        ("timestamp", FieldType("timestamp_us")),
+        ("decimal(8,2)", FieldType("decimal", 8, 2, "bytes")),
+        ("DECIMAL(8, 2)", FieldType("decimal", 8, 2, "bytes")),
+        ("numeric(8,2)", FieldType("decimal", 8, 2, "bytes")),
+        ("numeric(20)", FieldType("decimal", 20, 0, "bytes")),
+        ("decimal(20)", FieldType("decimal", 20, 0, "bytes")),
+        ("numeric(50,5)", FieldType("decimal_text", 50, 5, "bytes")),
+        ("decimal", FieldType("decimal_text", 0, 0, "variable")),
+        ("numeric", FieldType("decimal_text", 0, 0, "variable")),
+    ],
+)
+def test_config_type_names_own_spark_and_sql(name: str, expected: FieldType) -> None:
+    assert parse_config_type(name) == expected
+
+
+def test_config_type_names_follow_the_decimal_mode() -> None:
+    assert parse_config_type("numeric", "string") == FieldType("decimal_text", 0, 0, "string")
+    assert parse_config_type("numeric(8,2)", "double") == FieldType("decimal", 8, 2, "double")
+    assert parse_config_type("numeric").spark_type == "string"
+    assert parse_config_type("bigint").spark_type == "bigint"
+    assert parse_config_type("smallint").spark_type == "int"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("int99", "unknown column type 'int99' (known: int8, int16, "),
+        ("varchar(1,2)", "unknown column type 'varchar(1,2)' (known: "),
+        ("int(4)", "unknown column type 'int(4)' (known: "),
+        ("decimal_text", "unknown column type 'decimal_text' (known: "),
+        ("decimal(3,5)", "decimal scale above its precision in 'decimal(3,5)'"),
+        ("numeric(0)", "decimal precision below 1 in 'numeric(0)'"),
+    ],
+)
+def test_unknown_config_types_name_the_valid_ones(name: str, message: str) -> None:
+    with pytest.raises(UnknownTypeError) as error:
+        parse_config_type(name)
+    text = str(error.value)
+    assert text.startswith(message) and "\n" not in text
+    if "known:" in text:
+        assert ", bigint, " in text and ", decimal(p,s), " in text and text.endswith("numeric)")
+
+
+def test_a_table_config_may_use_spark_names(tmp_path: Path) -> None:
+    columns = "{id: bigint, n: int, amount: 'numeric', price: 'decimal(8,2)', at: timestamp}"
+    path = _config(tmp_path, VALID_SOURCE + f"tables:\n  x: {{source: ems, topic: t, "
+                   f"key: [id], columns: {columns}}}\n")  # fmt: skip
+    columns_of = load_tables(path)["x"].columns
+    assert {name: kind.spark_type for name, kind in columns_of.items()} == {
+        "id": "bigint", "n": "int", "amount": "string", "price": "decimal(8,2)",
+        "at": "timestamp",
+    }  # fmt: skip
+    with pytest.raises(ConfigError, match=r"field 'columns.id': unknown column type 'long' \("):
+        load_tables(_config(tmp_path, VALID_SOURCE + "tables:\n  x: {source: ems, topic: t, "
+                            "key: [id], columns: {id: long}}\n"))  # fmt: skip

@@ -1,4 +1,7 @@
-"""One-line errors: a broken setup gets the cause and the fix, exit 2, and an untouched lake."""
+"""One-line errors: a broken setup gets the cause and the fix, exit 2, and an untouched lake.
+
+A run that fails so leaves its run record all the same: status failed, its error.
+"""
 
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ def _ingest(tmp_path: Path, free_port, *args: str, **env: str) -> subprocess.Com
     landing.mkdir(exist_ok=True)
     environment = {
         **os.environ,
+        "LAKEHOUSE_HOME": str(tmp_path / "home"),  # its run records apart
         "LAKEHOUSE_LANDING": str(landing),
         "LAKEHOUSE_LAKE": str(tmp_path / "lake"),
         # A port nothing listens on, unless a case says otherwise: no stack needed.
@@ -74,6 +78,43 @@ def test_a_broken_setup_is_one_line_with_the_fix(case: str, tmp_path: Path, free
     done = _ingest(tmp_path, free_port, *args, **env)
     _assert_one_line(done, expected)
     assert not (tmp_path / "lake").exists()  # nothing written
+    [record] = _failed_records(tmp_path / "home")
+    assert done.stderr.strip() == f"error: {record['error']}"
+    assert record["seconds"] >= 0 and record["tables"] == []
+
+
+def _failed_records(home: Path) -> list[dict]:
+    """The ingest run records under a home, each checked to be a failed run's."""
+    records = [json.loads(p.read_text()) for p in sorted((home / "runs").glob("ingest-*.json"))]
+    assert all(r["status"] == "failed" and r["error"] for r in records), records
+    return records
+
+
+def test_an_unexpected_failure_names_its_root_cause_and_is_recorded(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """A Spark failure (a stand-in here): the line, the saved trace and the record name the root."""
+    from lakehouse import cli, ingest_command
+
+    from .java_fakes import ANCIENT, FakeThrowable, Py4JJavaError, hudi_failure
+
+    def spark_fails(*_: object, **__: object) -> None:
+        raise Py4JJavaError(hudi_failure(FakeThrowable("o.a.s.SparkUpgradeException", ANCIENT)))
+
+    monkeypatch.setenv("LAKEHOUSE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(ingest_command, "check_run", spark_fails)
+    monkeypatch.setattr(cli.tempfile, "gettempdir", lambda: str(tmp_path))
+    assert cli.main(["ingest", "--tables", "sales"]) == cli.EXIT_FAILED
+    line = capsys.readouterr().err.strip()
+    root = "SparkUpgradeException: [INCONSISTENT_BEHAVIOR_CROSS_VERSION.WRITE_ANCIENT_DATETIME] "
+    assert line.startswith(f"error: {root}")
+    assert "spark.sql.parquet.datetimeRebaseModeInWrite=CORRECTED" in line
+    trace = tmp_path / "lakehouse" / f"error-{os.getpid()}.log"
+    assert f"(full trace in {trace}; rerun with --debug to print it)" in line
+    assert trace.read_text().rstrip().endswith("\tat org.example.Frame.f2(Frame.java:2)")
+    [record] = _failed_records(tmp_path / "home")
+    assert record["error"].startswith(root) and record["asked"] == ["sales"]
+    assert line.startswith(f"error: {record['error']} (full trace in ")
 
 
 def test_dbt_with_the_thrift_server_down_is_one_line(free_port) -> None:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
+import pytest
+
 from ingestion.config import TableConfig
+from ingestion.errors import UserError
 from ingestion.results import IngestRun, TableResult
 from ingestion.settings import settings
 from lakehouse.main_job import closing_message
@@ -89,3 +93,76 @@ def test_a_renamed_ingest_step_still_reports_its_events(tmp_path: Path) -> None:
     assert message.startswith("done in 12s: 10 events in bronze, marts built.\n")
     on_disk = json.loads(Path(record.record).read_text())
     assert on_disk["steps"][0]["detail"]["tables"]["sales"]["events"] == 6
+
+
+def _jobs_conf(tmp_path: Path):
+    jobs = tmp_path / "jobs.yml"
+    jobs.write_text(
+        "jobs:\n"
+        "  loader:\n"
+        "    schedule: '@daily'\n"
+        "    steps:\n"
+        "      - {name: load, run: ingest, tables: [sales]}\n"
+        "      - {name: never, run: dbt, args: [--version]}\n"
+    )
+    return dataclasses.replace(settings(), jobs_file=jobs, home=tmp_path / "home")
+
+
+def _records(conf, pattern: str) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((conf.home / "runs").glob(pattern))]
+
+
+def test_a_step_that_fails_in_spark_records_its_root_cause(tmp_path: Path) -> None:
+    from tests.platform.java_fakes import ANCIENT, FakeThrowable, Py4JJavaError, hudi_failure
+
+    conf = _jobs_conf(tmp_path)
+
+    def engine(tables: list[TableConfig]) -> IngestRun:
+        raise Py4JJavaError(hudi_failure(FakeThrowable("o.a.s.SparkUpgradeException", ANCIENT)))
+
+    record = run_job("loader", conf, log=lambda _: None, ingestor=engine)
+    [on_disk] = _records(conf, "job-loader-*.json")
+    assert on_disk["status"] == record.status == "failed"
+    [step] = on_disk["steps"]
+    assert step["status"] == "failed"
+    assert step["error"].startswith(
+        "SparkUpgradeException: [INCONSISTENT_BEHAVIOR_CROSS_VERSION.WRITE_ANCIENT_DATETIME] "
+    )
+    assert "datetimeRebaseModeInWrite=CORRECTED" in step["error"]
+    assert on_disk["error"] == f"step load: {step['error']}"
+
+
+def test_a_job_stopped_outside_its_steps_still_writes_a_failed_record(tmp_path: Path) -> None:
+    conf = _jobs_conf(tmp_path)
+    with pytest.raises(UserError, match=re.escape("unknown job 'nope/../x'")):
+        run_job("nope/../x", conf, log=lambda _: None)
+    [unknown] = _records(conf, "job-nope_.._x-*.json")
+    assert unknown["status"] == "failed" and unknown["steps"] == []
+    assert unknown["error"].startswith("unknown job 'nope/../x'; known: loader")
+    assert unknown["seconds"] >= 0
+
+    def interrupted(tables: list[TableConfig]) -> IngestRun:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_job("loader", conf, log=lambda _: None, ingestor=interrupted)
+    [stopped] = _records(conf, "job-loader-*.json")
+    assert (stopped["status"], stopped["error"]) == ("failed", "KeyboardInterrupt")
+
+
+def test_lakehouse_run_failing_before_its_job_writes_a_failed_record(monkeypatch) -> None:
+    from lakehouse import main_job
+
+    def stack_up(*_: object, **__: object) -> None:
+        raise UserError("the catalog would not start: see .lakehouse/run/catalog.log")
+
+    runs = settings().home / "runs"
+    before = set(runs.glob("main-*.json"))
+    monkeypatch.setattr(main_job.stack, "up", stack_up)
+    with pytest.raises(UserError, match="the catalog would not start"):
+        main_job.run_main_job(scale=0.01, log=lambda _: None)
+    [path] = set(runs.glob("main-*.json")) - before
+    record = json.loads(path.read_text())
+    assert record["status"] == "failed" and record["scale"] == 0.01
+    assert record["error"] == "the catalog would not start: see .lakehouse/run/catalog.log"
+    assert record["seconds"] >= 0
