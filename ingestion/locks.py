@@ -11,7 +11,7 @@ The lock is `flock` on a file under the settings' home: the kernel drops it
 when the holder dies, so a killed run never leaves a stale lock, and threads
 of one process exclude each other as processes do. It serves the writers of
 one host; writers on several hosts use Hudi's optimistic concurrency control
-with a shared lock provider instead (README, "Concurrent writers").
+with a shared lock provider instead (docs/operations.md, "One writer per table").
 """
 
 from __future__ import annotations

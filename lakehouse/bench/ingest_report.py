@@ -1,6 +1,6 @@
 """The Markdown of a `bench ingest` run: one row per contender, then ours over each peer.
 
-The README's Performance section and docs/benchmarks.md quote this text as printed.
+docs/performance.md quotes this text as printed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Benchmark results: one JSON and one Markdown file per run under .lakehouse/bench-results/.
 
 The JSON keeps every figure (for comparing runs); the Markdown is the table
-the README quotes, printed at the end of the run as well.
+docs/performance.md quotes, printed at the end of the run as well.
 """
 
 from __future__ import annotations

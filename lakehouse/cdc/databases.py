@@ -6,7 +6,7 @@ listening on 127.0.0.1 only, set up for Debezium: PostgreSQL with
 and a server id (its GTIDs are always on). PostgreSQL refuses to run as
 root, so it runs as the `postgres` user and MariaDB as `mysql`, both from
 the Debian packages. Local clusters trust loopback connections; production
-points the connectors at RDS with credentials (see README).
+points the connectors at RDS with credentials (docs/live-cdc.md).
 """
 
 from __future__ import annotations
