@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ingestion.decode.events import DecodeSpec, classify, decode
-from ingestion.decode.types import FieldType, from_spark_type
+from ingestion.decode.types import FieldType, from_spark_type, widen
 from ingestion.kept import kept, release
 from ingestion.paths import to_hadoop_uri
 from ingestion.plan import TablePlan
@@ -89,7 +89,13 @@ def decode_batch(
     """
     table = plan.table
     with profile.step("bronze schema"):
-        declared = {**existing_columns(spark, plan), **table.columns}
+        stored = existing_columns(spark, plan)
+        # A declared type never narrows what bronze already holds (a column widened
+        # by a schema change keeps its wider type); an incompatible one stays declared.
+        declared = stored | {
+            name: (widen(stored[name], kind) or kind) if name in stored else kind
+            for name, kind in table.columns.items()
+        }
     spec = DecodeSpec(table.source.connector, table.key, declared, placeholder)
     with profile.step("decode"):
         decoded = decode(classify(source.read(plan.batch)), spec, ingested_at)

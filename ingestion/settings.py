@@ -58,6 +58,14 @@ class Settings:
     thrift_port: int
     thrift_driver_memory: str
     start_timeout: int
+    thrift_handler_threads: int
+    thrift_handler_idle_seconds: int
+    thrift_idle_session_seconds: int
+    thrift_idle_operation_seconds: int
+    thrift_health_timeout_seconds: int
+    metastore_pool_size: int
+    metastore_wait_seconds: int
+    ui_retained_history: int
     dbt_target_path: Path
     dbt_schema: str
     marts_schema: str

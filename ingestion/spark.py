@@ -165,6 +165,25 @@ def runs_quick_jit(session: SparkSession) -> bool:
     return QUICK_JIT in list(runtime.getInputArguments())
 
 
+def retained_history(conf: Settings) -> dict[str, str]:
+    """What a driver keeps of finished work for its web UI, bounded by `ui_retained_history`.
+
+    A long-running driver (the Thrift server answering a query per flush, the
+    continuous ingestion service) adds jobs, stages and SQL executions without
+    end; Spark's defaults keep 1,000 of each, every task of 100,000, and every
+    root RDD of the DAG graphs, all in the old generation
+    (docs/decisions/0014-thrift-server-stays-up.md).
+    """
+    kept = str(conf.ui_retained_history)
+    return {
+        "spark.ui.retainedJobs": kept,
+        "spark.ui.retainedStages": kept,
+        "spark.sql.ui.retainedExecutions": kept,
+        "spark.ui.dagGraph.retainedRootRDDs": kept,
+        "spark.ui.retainedTasks": str(100 * conf.ui_retained_history),
+    }
+
+
 def spark_conf(conf: Settings | None = None) -> dict[str, str]:
     """Spark settings shared by every process of the project, overridable from settings."""
     conf = conf or settings()
@@ -198,6 +217,7 @@ def spark_conf(conf: Settings | None = None) -> dict[str, str]:
         "spark.sql.hive.metastorePartitionPruning": "true",
         "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
         **EXACT_DATETIMES,
+        **retained_history(conf),
     }
     values.update({f"spark.hadoop.{key}": value for key, value in s3_conf().items()})
     values.update(catalog_conf(conf))

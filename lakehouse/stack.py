@@ -40,10 +40,18 @@ DERBY_CLASS = "org.apache.derby.drda.NetworkServerControl"
 # them wait in the pool's queue.
 STATEMENT_THREADS = 8
 STATEMENT_THREAD_IDLE_SECONDS = 24 * 3600
+# How often the server looks for idle sessions and operations to close.
+SESSION_CHECK_SECONDS = 60
+# A wedged server does not act on SIGTERM in time: SIGKILL after this many seconds.
+WEDGED_STOP_SECONDS = 15
 
 
 class StackError(UserError):
     """The stack cannot start or is unhealthy; the message says why and what to do."""
+
+
+class Wedged(StackError):
+    """The Thrift server holds its port but does not answer `select 1` in time."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,7 @@ def _thrift_command(conf: Settings) -> list[str]:
         "--driver-memory",
         conf.thrift_driver_memory,
     ]
+    values = {**metastore_pool_conf(conf), **values}  # spark_conf may still override them
     for key, value in values.items():
         if key != "spark.driver.memory":
             command += ["--conf", f"{key}={value}"]
@@ -125,10 +134,53 @@ def _thrift_command(conf: Settings) -> list[str]:
         f"hive.server2.async.exec.threads={STATEMENT_THREADS}",
         "--hiveconf",
         f"hive.server2.async.exec.keepalive.time={STATEMENT_THREAD_IDLE_SECONDS}",
+        *_session_bounds(conf),
     ]
     # spark-submit wants a primary resource; the Thrift server's class is in the wheel's jars.
     command.append("spark-internal")
     return command
+
+
+def _session_bounds(conf: Settings) -> list[str]:
+    """The Thrift server's handler threads and session lifetimes, as --hiveconf arguments.
+
+    Every connection is served by one handler thread, and every thread that
+    touches the metastore opens a store of its own (a DataNucleus persistence
+    manager); Hive keeps 5 threads and ends the others after 60 s idle, so a
+    client that opens a session per query had threads, and stores, made anew
+    all day, each dead thread's store shut only by its finalizer. Kept alive,
+    threads reuse their stores. Sessions and finished operations a client
+    abandons are closed after their idle time, not after Hive's 7 days
+    (docs/decisions/0014-thrift-server-stays-up.md).
+    """
+    bounds = {
+        "hive.server2.thrift.min.worker.threads": conf.thrift_handler_threads,
+        "hive.server2.thrift.worker.keepalive.time": f"{conf.thrift_handler_idle_seconds}s",
+        "hive.server2.idle.session.timeout": f"{conf.thrift_idle_session_seconds}s",
+        "hive.server2.idle.operation.timeout": f"{conf.thrift_idle_operation_seconds}s",
+        "hive.server2.session.check.interval": f"{SESSION_CHECK_SECONDS}s",
+    }
+    return [arg for key, value in bounds.items() for arg in ("--hiveconf", f"{key}={value}")]
+
+
+def metastore_pool_conf(conf: Settings) -> dict[str, str]:
+    """The embedded metastore's connection pool: HikariCP, sized, with a wait deadline.
+
+    BoneCP (Hive's default) waits for a free connection forever, and the
+    waiting call holds Spark's catalog lock, so every other session blocks
+    behind it: the server stops serving but holds its port. HikariCP (in
+    Spark's jars) fails the call after `metastore_wait_seconds` instead, and
+    logs the stack of whoever kept a connection past that time.
+    """
+    if conf.metastore_uri:
+        return {}  # a remote metastore pools its own connections
+    wait_ms = str(conf.metastore_wait_seconds * 1000)
+    return {
+        "spark.hadoop.datanucleus.connectionPoolingType": "HikariCP",
+        "spark.hadoop.datanucleus.connectionPool.maxPoolSize": str(conf.metastore_pool_size),
+        "spark.hadoop.datanucleus.connectionPool.connectionWaitTimeout": wait_ms,
+        "spark.hadoop.datanucleus.connectionPool.leakThreshold": wait_ms,
+    }
 
 
 def _tcp_health(host: str, port: int) -> Callable[[], None]:
@@ -173,8 +225,18 @@ def services(conf: Settings) -> list[Service]:
 
 
 def _thrift_health(conf: Settings) -> None:
+    """Serving: a new session answers `select 1` within `thrift_health_timeout_seconds`."""
     _tcp_health(conf.thrift_host, conf.thrift_port)()  # fail fast before PyHive's retries
-    rows = query("select 1", conf)
+    seconds = conf.thrift_health_timeout_seconds
+    try:
+        with thrift_client.Connection(conf, timeout=seconds) as connection:
+            rows = connection.execute("select 1").rows
+    except thrift_client.NoAnswer:
+        pid = thrift_pid(conf)
+        raise Wedged(
+            f"wedged (pid {pid}): no answer to select 1 in {seconds} s; "
+            "run lakehouse stack up to replace it"
+        ) from None
     if rows != [(1,)]:
         raise StackError(f"health query returned {rows!r}")
 
@@ -271,9 +333,13 @@ def wait_healthy(
 
 
 def start(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
-    """Start one service unless it already runs; return its pid."""
+    """Start one service unless it already runs and serves; return its pid.
+
+    A running service that is wedged (holds its port, answers nothing) is
+    stopped by its pid and started anew.
+    """
     pid = running_pid(service, conf)
-    if pid is not None:
+    if pid is not None and not _replaced_if_wedged(service, conf, pid, log):
         log(f"{service.name}: already running (pid {pid})")
         return pid
     if not port_released(conf.thrift_host, service.port):
@@ -301,6 +367,25 @@ def start(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
     service.pid_file(conf).write_text(str(process.pid))
     log(f"{service.name}: starting (pid {process.pid}), log {service.log_file(conf)}")
     return process.pid
+
+
+def _replaced_if_wedged(
+    service: Service, conf: Settings, pid: int, log: Callable[[str], None]
+) -> bool:
+    """Stop a running service that is wedged (TERM, then KILL); True if it was."""
+    try:
+        service.health()
+    except Wedged as error:
+        log(f"{service.name}: {error}: replacing it")
+        stop(service, conf, timeout=WEDGED_STOP_SECONDS)
+        # A killed JVM's main thread exits first; its port closes with its last thread.
+        deadline = time.monotonic() + 10
+        while _listened_on(service.port) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return True
+    except Exception:  # starting up, or failing otherwise: not ours to replace
+        return False
+    return False
 
 
 def start_healthy(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
@@ -331,13 +416,20 @@ def stop(service: Service, conf: Settings, timeout: float = 60) -> bool:
     if pid is None:
         return False
     os.kill(pid, service.stop_signal)
-    deadline = time.monotonic() + timeout
+    if not _exited_within(pid, timeout):
+        os.kill(pid, signal.SIGKILL)
+        _exited_within(pid, 10)  # so that its port is free for a new one
+    return True
+
+
+def _exited_within(pid: int, seconds: float) -> bool:
+    """Poll until the process has exited (gone or a zombie); False after the seconds."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists() or _is_zombie(pid):
+        if _is_zombie(pid):
             return True
         time.sleep(0.2)
-    os.kill(pid, signal.SIGKILL)
-    return True
+    return False
 
 
 def _is_zombie(pid: int) -> bool:
@@ -374,6 +466,9 @@ def report(running: list[Service], conf: Settings, host: str, log: Callable[[str
         try:
             service.health()
             log(f"{service.name}: up (pid {pid}) on {host}:{service.port}")
+        except Wedged as error:
+            log(f"{service.name}: {error}")
+            healthy = False
         except Exception as error:
             log(f"{service.name}: running (pid {pid}) but unhealthy: {error}")
             healthy = False

@@ -28,6 +28,10 @@ class QueryFailed(UserError):
     """The Thrift server ran the statement and reported an error (Spark's message)."""
 
 
+class NoAnswer(ThriftUnreachable):
+    """The server accepted the connection but did not answer within the deadline."""
+
+
 @dataclass(frozen=True)
 class Result:
     """A statement's rows and their column names (bare names, without a table alias)."""
@@ -61,23 +65,36 @@ class Connection:
     Every statement on a fresh connection also opens a session on the server
     (a Spark session of its own there): a key lookup in a --scale 1 bronze
     table cost the server 0.20 s of CPU that way, and 0.12 s on an open one.
-    Not shared between threads.
+    Not shared between threads. With `timeout`, every read from the server
+    has that many seconds (the health check: a server that holds its port but
+    answers nothing raises `NoAnswer` instead of hanging its caller).
     """
 
-    def __init__(self, conf: Settings | None = None) -> None:
+    def __init__(self, conf: Settings | None = None, timeout: float | None = None) -> None:
         from pyhive import hive
         from thrift.transport.TTransport import TTransportException
 
         self.conf = conf or settings()
+        self.timeout = timeout
         try:
-            self._connection = hive.connect(
-                host=self.conf.thrift_host,
-                port=self.conf.thrift_port,
-                username=os.environ.get("USER", "lakehouse"),
-            )
+            self._connection = hive.connect(thrift_transport=_transport(self.conf, timeout))
         except (TTransportException, OSError) as error:
+            self._raise_for(error)
             raise ThriftUnreachable(
                 f"The Spark Thrift Server at {address(self.conf)} is not reachable ({error})."
+            ) from error
+
+    def _raise_for(self, error: Exception) -> None:
+        """Raise `NoAnswer` when the error is a read that timed out."""
+        from thrift.transport.TTransport import TTransportException
+
+        timed_out = isinstance(error, TimeoutError) or (
+            isinstance(error, TTransportException) and error.type == TTransportException.TIMED_OUT
+        )
+        if timed_out:
+            raise NoAnswer(
+                f"The Spark Thrift Server at {address(self.conf)} did not answer "
+                f"in {self.timeout} s."
             ) from error
 
     def execute(self, sql: str) -> Result:
@@ -94,16 +111,48 @@ class Connection:
             columns = [column[0].rsplit(".", 1)[-1] for column in cursor.description]
         except exc.Error as error:
             raise QueryFailed(str(error)) from error
+        except Exception as error:  # a transport error: a timed-out read is NoAnswer
+            self._raise_for(error)
+            raise
         return Result(columns, rows)
 
     def close(self) -> None:
-        self._connection.close()
+        """Close the session; on a server that stopped answering, just the socket."""
+        try:
+            self._connection.close()
+        except Exception as error:
+            self._connection._transport.close()
+            try:
+                self._raise_for(error)
+            except NoAnswer:
+                return  # the caller has been told already, by its statement's NoAnswer
+            raise
 
     def __enter__(self) -> Connection:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _transport(conf: Settings, timeout: float | None) -> object:
+    """PyHive's own transport for a server without authentication (SASL PLAIN over a
+    socket), with a read deadline on the socket when `timeout` is given."""
+    import thrift_sasl
+    from pyhive.hive import get_installed_sasl
+    from thrift.transport.TSocket import TSocket
+
+    socket_ = TSocket(conf.thrift_host, conf.thrift_port)
+    if timeout is not None:
+        socket_.setTimeout(timeout * 1000)
+    username = os.environ.get("USER", "lakehouse")
+    return thrift_sasl.TSaslClientTransport(
+        lambda: get_installed_sasl(
+            host=conf.thrift_host, sasl_auth="PLAIN", username=username, password="x"
+        ),
+        "PLAIN",
+        socket_,
+    )
 
 
 def execute(sql: str, conf: Settings | None = None) -> Result:

@@ -16,8 +16,12 @@ import dataclasses
 import datetime
 import decimal
 import json
+import os
 import re
+import shutil
 import struct
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -34,6 +38,7 @@ from lakehouse.cdc import databases, markers
 from lakehouse.table_entry import add_table
 from tests.cdc.live import Live
 from tests.cdc.test_live_chain import quarantine_reasons
+from tests.cdc.test_own_table_guide import project_copy
 
 DATABASE = "it_own_bronze"
 TABLE = "own_types"
@@ -145,6 +150,7 @@ class Own:
 
     tables: list[TableConfig]
     runs: list[IngestRun]
+    tables_file: Path  # the project's conf/tables.yml plus the own tables' entries
 
 
 def _postgres(statements: list[str], params: dict[str, Any] | None = None) -> None:
@@ -227,7 +233,8 @@ def _publish_and_ingest(spark, own: Own) -> IngestRun:
 @pytest.fixture(scope="module")
 def own(spark, live_chain: Live, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Own]:
     _first_changes()
-    own = Own(_own_tables(tmp_path_factory.mktemp("own")), [])
+    folder = tmp_path_factory.mktemp("own")
+    own = Own(_own_tables(folder), [], folder / "tables.yml")
     _publish_and_ingest(spark, own)
     _second_changes()
     _publish_and_ingest(spark, own)
@@ -515,3 +522,60 @@ def test_documented_exceptions_are_what_debezium_sends(spark, own: Own) -> None:
     assert database_rows("ems").rows[4]["c_numeric_any"] == decimal.Decimal("1.50").as_tuple()
     assert decimal.Decimal(stored) == decimal.Decimal("1.50")
     assert (sent["scale"], stored) == (1, str(debezium)) == (1, "1.5")
+
+
+STAGING = """\
+with
+
+source as (
+
+    select * from {{ source('tickit', 'ems_own_types') }}
+
+),
+
+renamed as (
+
+    select
+        id as own_type_id,
+        c_numeric as amount,
+        c_big_text as long_note,
+        c_timestamp as recorded_at,
+        c_added as added_value
+
+    from source
+    where not _cdc_is_deleted
+
+)
+
+select * from renamed
+"""
+
+
+def test_dbt_builds_a_staging_model_over_the_own_source(spark, own: Own, tmp_path: Path) -> None:
+    """`dbt-sources`, then `dbt build` of a staging model over the new source: exact values."""
+    root = project_copy(tmp_path / "project")
+    shutil.copy(own.tables_file, root / "conf" / "tables.yml")
+    (root / "models" / "staging" / "tickit" / "stg_tickit__ems_own_types.sql").write_text(STAGING)
+    env = {
+        **os.environ,
+        "LAKEHOUSE_PROJECT_DIR": str(root),
+        "LAKEHOUSE_BRONZE_DATABASE": DATABASE,
+        "LAKEHOUSE_DBT_SCHEMA": "it_own",
+        "LAKEHOUSE_DBT_TARGET_PATH": str(root / "target"),
+    }
+    select = "source:tickit.ems_own_types stg_tickit__ems_own_types"
+    for command in ("dbt-sources", f"dbt -- build --select {select}"):
+        ran = subprocess.run(
+            [sys.executable, "-m", "lakehouse.cli", *command.split()],
+            cwd=root, env=env, capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        assert ran.returncode == 0, (command, ran.stdout[-2000:], ran.stderr[-2000:])
+    staged = spark.sql(
+        "select own_type_id, amount, long_note, added_value "
+        "from it_own_staging.stg_tickit__ems_own_types order by 1"
+    ).collect()
+    assert [(r[0], r[1], r[3]) for r in staged] == [
+        (1, decimal.Decimal("-99999999.9999"), 1), (3, None, None),
+        (4, decimal.Decimal("1.5000"), None), (6, None, 7),
+    ]  # fmt: skip
+    assert [r.long_note for r in staged] == ["short", None, BIG_TEXT, None]

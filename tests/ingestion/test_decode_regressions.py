@@ -10,6 +10,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+from ingestion.decode.events import INCOMPATIBLE_FIX as FIX
 from ingestion.decode.single_file import decode_file
 
 from .debezium_events import decimal_field, dumps, envelope, field, numeric, unscaled_base64
@@ -111,7 +112,7 @@ def test_8_widening_inside_a_file_is_by_source_position(spark, tmp_path: Path) -
     rows = decoded(spark, tmp_path, lines)
     assert [r["k"] for r in rows if "k" in r] == [1]
     assert [(r["line"], r["_rejected"]) for r in rows if "_rejected" in r] == [
-        (0, "incompatible schema change: k: type string cannot be stored in a int column")
+        (0, f"incompatible schema change: k: type string cannot be stored in a int column; {FIX}")
     ]
 
 

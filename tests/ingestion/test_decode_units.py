@@ -105,13 +105,16 @@ def test_widening_is_by_source_order_and_keeps_the_widest() -> None:
     assert widen(int16, int64) == widen(int64, int16) == int64
     assert widen(f32, f64) == widen(f64, f32) == f64
     assert widen(d82, d122) == widen(d122, d82) == d122
-    assert widen(d82, FieldType("decimal", 12, 3, "bytes")) is None
+    d123 = FieldType("decimal", 12, 3, "bytes")  # scale up, integer digits kept
+    assert widen(d82, d123) == widen(d123, d82) == d123
+    assert widen(d122, FieldType("decimal", 12, 4, "bytes")) == FieldType("decimal", 14, 4, "bytes")
     assert widen(FieldType("int32"), FieldType("string")) is None
     versions = [{"x": f32, "y": FieldType("int32")}, {"x": f64, "y": FieldType("string")}]
     assert resolve_columns({}, versions) == {"x": f64, "y": FieldType("int32")}
     assert resolve_columns({}, versions[::-1]) == {"x": f64, "y": FieldType("string")}
-    # Declared (bronze) types never widen: narrowing into them is refused.
-    assert resolve_columns({"x": f32}, versions) == {"x": f32, "y": FieldType("int32")}
+    # Declared (bronze) types widen too; a narrower version still fits the wider type.
+    assert resolve_columns({"x": f32}, versions) == {"x": f64, "y": FieldType("int32")}
+    assert incompatibility(f32, f64) is None
     assert incompatibility(f64, f32) is not None
 
 
