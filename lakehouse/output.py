@@ -7,6 +7,7 @@ through here, so every command looks and reports the same way.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from rich.console import Console, ConsoleDimensions
 from rich.progress import (
@@ -31,16 +32,23 @@ class WholeLinesConsole(Console):
     wrapped cells. Asked each time, so a stream redirected later counts too.
     """
 
+    def __init__(self, *args: Any, width: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, width=width, **kwargs)
+        # Only a width asked for holds off a pipe: rich also takes one from COLUMNS,
+        # which shells, schedulers and pytest-xdist's workers export (often 80).
+        self._asked_width = width
+
     @property
     def size(self) -> ConsoleDimensions:
         size = super().size
-        if self._width is None and not self.is_terminal:
+        if self._asked_width is None and not self.is_terminal:
             return ConsoleDimensions(PIPED_WIDTH, size.height)
         return size
 
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
         self._width, self._height = new_size
+        self._asked_width = new_size[0]
 
 
 console = WholeLinesConsole(stderr=False, highlight=False)

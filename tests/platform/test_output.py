@@ -39,10 +39,12 @@ def test_the_ingest_summary_piped_prints_every_column_whole(capsys, monkeypatch)
 
 
 @pytest.mark.parametrize("terminal", [False, True])
-def test_a_terminal_still_fits_the_table_to_its_width(terminal: bool) -> None:
+def test_a_terminal_still_fits_the_table_to_its_width(terminal: bool, monkeypatch) -> None:
     from io import StringIO
 
     from lakehouse.output import PIPED_WIDTH, WholeLinesConsole
+
+    monkeypatch.setenv("COLUMNS", "80")  # exported by shells and schedulers: not a pipe's width
 
     console = WholeLinesConsole(file=StringIO(), force_terminal=terminal, width=None)
     if terminal:
