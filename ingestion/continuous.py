@@ -27,7 +27,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ingestion.config import TableConfig
 from ingestion.engine import Engine
+from ingestion.errors import UserError
 from ingestion.results import IngestRun
 
 
@@ -88,11 +90,47 @@ class Pacing:
         return max(0.0, min(self.poll_seconds, started + self.poll_seconds - now))
 
 
+class TableWatch:
+    """The table config, read again when its file changes: a table added joins the next poll.
+
+    Only additions are followed: a changed entry of a table already served
+    (its key, its type) waits for a restart, as a table's storage layout is
+    fixed when it is created. A file that does not load (an edit half made)
+    is reported once and the service keeps its tables until it loads.
+    """
+
+    def __init__(
+        self, path: Path, load: Callable[[], list[TableConfig]], log: Callable[[str], None]
+    ) -> None:
+        self.path, self.load, self.log = path, load, log
+        self.stamp = self._stamp()
+
+    def _stamp(self) -> int:
+        try:
+            return self.path.stat().st_mtime_ns
+        except OSError:
+            return -1
+
+    def added(self, known: set[str]) -> list[TableConfig]:
+        """The tables the file holds now and `known` does not (nothing when unchanged)."""
+        stamp = self._stamp()
+        if stamp == self.stamp:
+            return []
+        self.stamp = stamp
+        try:
+            tables = self.load()
+        except UserError as error:
+            self.log(f"{self.path} changed but does not load, tables kept as they are: {error}")
+            return []
+        return [table for table in tables if table.name not in known]
+
+
 def serve(
     engine: Engine,
     stop: threading.Event,
     on_batch: Callable[[IngestRun], None],
     health_file: Path,
+    watch: TableWatch | None = None,
 ) -> Health:
     """Poll and ingest until `stop` is set; return the final health (state `stopped`).
 
@@ -106,6 +144,9 @@ def serve(
     try:
         while not stop.is_set():
             started = time.monotonic()
+            if watch is not None and (added := watch.added({t.name for t in engine.tables})):
+                engine.add_tables(added)
+                engine.log(f"serving {len(added)} new table(s): {', '.join(t.name for t in added)}")
             run = engine.run_batch(stop)
             health.count(run)
             if run.touched:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -48,6 +49,7 @@ from ingestion.plan import TableMemory, TablePlan, plan_table, source_for
 from ingestion.profile import Profiler, StepTiming
 from ingestion.results import BatchCounts, BronzeCounts, IngestRun, TableResult, ingestion_time
 from ingestion.settings import Settings
+from ingestion.sources.base import Source
 
 
 def _elapsed(started: float) -> float:
@@ -114,7 +116,7 @@ def longest_first(tables: list[TableConfig], memory: dict[str, TableMemory]) -> 
 
 
 class Engine:
-    """Micro-batches over a fixed set of tables in one Spark session.
+    """Micro-batches over a set of tables in one Spark session (a service may add tables).
 
     Keeps, per table, the states read at the last plan (reused while nobody
     else commits) and whether its catalog entries are known to exist.
@@ -129,12 +131,13 @@ class Engine:
     ) -> None:
         self.spark = spark
         self.conf = conf
-        self.tables = tables
+        self.tables: list[TableConfig] = []
         self.log = log
-        self.memory = {table.name: TableMemory() for table in tables}
-        self.sources = {table.name: source_for(spark, conf, table) for table in tables}
+        self.memory: dict[str, TableMemory] = {}
+        self.sources: dict[str, Source[Any]] = {}
         self._databases_ready = False
         self._databases_lock = threading.Lock()
+        self.add_tables(tables)
         # One pool for the engine's life: its threads (each pinned to a JVM
         # thread by PySpark) are reused by every micro-batch, not made anew.
         self._pool = ThreadPoolExecutor(
@@ -143,6 +146,17 @@ class Engine:
 
     def __enter__(self) -> Engine:
         return self
+
+    def add_tables(self, tables: list[TableConfig]) -> None:
+        """Serve these tables too, from the next micro-batch (a continuous service's new ones)."""
+        databases = {t.database for t in self.tables}
+        for table in tables:
+            self.tables.append(table)
+            self.memory[table.name] = TableMemory()
+            self.sources[table.name] = source_for(self.spark, self.conf, table)
+        if {t.database for t in tables} - databases:
+            with self._databases_lock:
+                self._databases_ready = False  # a new database is created before its first commit
 
     def __exit__(self, *_: object) -> None:
         self._pool.shutdown(wait=True)

@@ -164,16 +164,39 @@ def _tables(args: argparse.Namespace) -> int:
     from ingestion.settings import settings
     from lakehouse import table_entry
 
-    key = tuple(k.strip() for k in args.key.split(",") if k.strip()) if args.key else ()
-    added = table_entry.add_table(
-        settings(), args.source, args.table, args.name, key, TABLES_FILE if args.write else None
-    )
-    for warning in added.warnings:
-        output.error_console.print(f"warning: {warning}", markup=False, soft_wrap=True)
-    print(added.text, end="")
-    if added.written:
-        output.say(f"appended table '{added.entry.name}' to {added.written}")
+    write_to = TABLES_FILE if args.write else None
+    if args.include:
+        if args.table or args.key or args.name:
+            raise UserError("--include selects tables by pattern: leave out --table, --key, --name")
+        selection = table_entry.add_tables(
+            settings(), args.source, tuple(args.include), tuple(args.exclude or ()), write_to
+        )
+        added, left_out = selection.added, selection.left_out
+    elif args.table:
+        key = tuple(k.strip() for k in args.key.split(",") if k.strip()) if args.key else ()
+        added = (
+            table_entry.add_table(settings(), args.source, args.table, args.name, key, write_to),
+        )
+        left_out = ()
+    else:
+        raise UserError("which tables? --table SCHEMA.TABLE, or --include PATTERN (regex)")
+    _print_added(added, left_out)
     return 0
+
+
+def _print_added(added, left_out: tuple[str, ...]) -> None:
+    """The entries (stdout), their warnings and what was left out (stderr), a summary line."""
+    for table in added:
+        for warning in table.warnings:
+            output.error_console.print(f"warning: {warning}", markup=False, soft_wrap=True)
+        print(table.text, end="")
+    for reason in left_out:
+        output.error_console.print(f"left out: {reason}", markup=False, soft_wrap=True)
+    written = [t.entry.name for t in added if t.written]
+    if written:
+        output.say(f"appended {len(written)} table(s) to {added[0].written}: {', '.join(written)}")
+    elif not added:
+        output.say("no table to add: every selected table is configured or left out")
 
 
 def _tables_parser(commands: argparse._SubParsersAction) -> None:
@@ -184,9 +207,14 @@ def _tables_parser(commands: argparse._SubParsersAction) -> None:
         help="print a table's conf/tables.yml entry, read from its source database's catalog",
     )
     add.add_argument("--source", required=True, help="the live chain's source: ems or ecomm")
+    add.add_argument("--table", help="SCHEMA.TABLE (PostgreSQL) or DATABASE.TABLE (MariaDB)")
     add.add_argument(
-        "--table", required=True, help="SCHEMA.TABLE (PostgreSQL) or DATABASE.TABLE (MariaDB)"
+        "--include",
+        action="append",
+        help="every table whose SCHEMA.TABLE this regular expression matches in full, as "
+        "Debezium's table.include.list (repeatable; tables already configured are kept)",
     )
+    add.add_argument("--exclude", action="append", help="tables to leave out, by the same rule")
     add.add_argument("--name", help="the bronze table's name (default: the source table's)")
     add.add_argument("--key", help="record key columns, for a table without a primary key")
     add.add_argument("--write", action="store_true", help="append the entry to conf/tables.yml")
@@ -301,6 +329,19 @@ def _bench(args: argparse.Namespace) -> int:
         results = run_live_latency_bench(
             args.scale, args.rate, args.minutes, args.results, output.say
         )
+    elif args.bench_command == "soak":
+        from lakehouse.bench.soak import SoakOptions, run_soak_bench
+
+        options = SoakOptions(
+            args.scale, args.rate, args.minutes, args.job_minutes, args.session_seconds,
+            args.dbt_select,
+        )  # fmt: skip
+        results = run_soak_bench(options, args.results, output.say)
+    elif args.bench_command == "chart":
+        from lakehouse.bench.chart import draw
+
+        output.say(f"chart: {draw(args.results_file)}")
+        return 0
     elif args.bench_command == "floor":
         from lakehouse.bench.floor_bench import run_floor_bench
 
@@ -320,7 +361,8 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
 
     parser = commands.add_parser(
         "bench",
-        help="benchmarks: ingest (ours vs Delta, Iceberg, Hudi, plain Spark), floor, dbt, latency",
+        help="benchmarks: ingest (ours vs Delta, Iceberg, Hudi, plain Spark), floor, dbt, latency, "
+        "soak; chart draws a results file",
     )
     bench = parser.add_subparsers(dest="bench_command", required=True)
     ingest = bench.add_parser("ingest", help="ingestion speed and memory, side by side")
@@ -367,11 +409,37 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="from a commit in PostgreSQL or MariaDB through Debezium and Kafka (the live chain)",
     )
-    for sub in (ingest, dbt, floor, latency):
+    soak = _soak_parser(bench)
+    chart = bench.add_parser("chart", help="draw a benchmark's results JSON as a PNG beside it")
+    chart.add_argument("results_file", type=Path, help="a results JSON (.lakehouse/bench-results)")
+    chart.set_defaults(handler=_bench)
+    for sub in (ingest, dbt, floor, latency, soak):
         sub.add_argument(
             "--results", type=Path, help="results folder (default: .lakehouse/bench-results)"
         )
         sub.set_defaults(handler=_bench)
+
+
+def _soak_parser(bench: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    soak = bench.add_parser(
+        "soak",
+        help="hours of the continuous service with every user of the Thrift server: memory, "
+        "new-session answers, batches and latency per window, drawn",
+    )
+    soak.add_argument("--scale", type=float, default=0.1, help="TICKIT scale (default 0.1)")
+    soak.add_argument("--rate", type=int, default=200, help="change events landed per second")
+    soak.add_argument("--minutes", type=float, default=180.0, help="minutes of changes")
+    soak.add_argument(
+        "--job-minutes",
+        type=float,
+        default=10.0,
+        help="minutes between two hourly-job dbt builds (a second ingest runs between them)",
+    )
+    soak.add_argument(
+        "--session-seconds", type=float, default=10.0, help="seconds between new sessions"
+    )
+    soak.add_argument("--dbt-select", help="the dbt build's selection (default: every model)")
+    return soak
 
 
 PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [

@@ -23,8 +23,8 @@ import yaml
 from pyspark.sql import SparkSession
 from rich.table import Table
 
-from ingestion.config import TableConfig, load_tables, select_tables
-from ingestion.continuous import serve
+from ingestion.config import TABLES_FILE, TableConfig, load_tables, select_tables
+from ingestion.continuous import TableWatch, serve
 from ingestion.engine import Engine, ingest
 from ingestion.nothing_new import batch_settings, look_ahead
 from ingestion.preflight import check_run
@@ -146,6 +146,7 @@ def run_continuous(
     tables: list[TableConfig],
     profile: bool,
     record: Path | None = None,
+    watch: TableWatch | None = None,
 ) -> int:
     """Micro-batches until SIGTERM or SIGINT; each committing batch appended to one record."""
     stop = threading.Event()
@@ -164,7 +165,7 @@ def run_continuous(
         "stop with SIGTERM or Ctrl-C"
     )
     with Engine(spark, conf, tables, output.say) as engine:
-        health = serve(engine, stop, on_batch, conf.ingest_health_file)
+        health = serve(engine, stop, on_batch, conf.ingest_health_file, watch)
     output.say(
         f"stopped after {health.batches} micro-batch(es), {health.events:,} events, "
         f"{health.quarantined} quarantined; run record {record}"
@@ -232,7 +233,13 @@ def _run_ingest(
     check_run(conf, landing=any(t.source.kind == "landing" for t in selected))
     if continuous is not None:
         spark, _ = _start_session(conf, continuous=True)
-        return run_continuous(spark, conf, selected, profile, continuous)
+        # Serving every table: tables added to the config while it runs join it.
+        watch = (
+            None
+            if tables
+            else TableWatch(TABLES_FILE, lambda: list(load_tables().values()), output.say)
+        )
+        return run_continuous(spark, conf, selected, profile, continuous, watch)
     look = look_ahead(conf, selected)
     if look is not None and (run := look.nothing_new_run(conf)) is not None:
         _summary(run, run.seconds, write_run_record(conf, run), profile)

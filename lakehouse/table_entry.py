@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,3 +206,78 @@ def add_table(
     if write_to is not None:
         append(entry, text, write_to)
     return AddedTable(entry, text, tuple(warnings), write_to)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What `tables add --include` did: the tables added, and those left out with why."""
+
+    added: tuple[AddedTable, ...]
+    left_out: tuple[str, ...]  # one line each: the table, the reason, the fix
+
+
+def matching(names: list[str], include: tuple[str, ...], exclude: tuple[str, ...]) -> list[str]:
+    """The names one of `include` matches and none of `exclude`, as Debezium selects tables.
+
+    Debezium's table.include.list and table.exclude.list are regular
+    expressions matched against the whole `schema.table`, case-insensitively.
+    """
+
+    def compiled(patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
+        try:
+            return [re.compile(p, re.IGNORECASE) for p in patterns]
+        except re.error as error:
+            raise UserError(f"pattern {error.pattern!r}: {error}") from None
+
+    kept, dropped = compiled(include), compiled(exclude)
+    return [
+        name
+        for name in names
+        if any(p.fullmatch(name) for p in kept) and not any(p.fullmatch(name) for p in dropped)
+    ]
+
+
+def _left_out(table: CatalogTable, entry_names: dict[str, str]) -> str | None:
+    """Why a matched table gets no entry (None: it gets one)."""
+    if not table.key:
+        return (
+            f"{table.qualified}: no primary key, so no row can be told apart; add one (ALTER "
+            f"TABLE {table.qualified} ADD PRIMARY KEY (...)) and run this again, or add it "
+            f"alone with `lakehouse tables add --table {table.qualified} --key COLUMN[,COLUMN]`"
+        )
+    if table.table in entry_names:
+        return (
+            f"{table.qualified}: bronze table name '{table.table}' is taken by "
+            f"{entry_names[table.table]}; add it alone with --table and --name NAME"
+        )
+    return None
+
+
+def add_tables(
+    conf: Settings,
+    source: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...] = (),
+    write_to: Path | None = None,
+) -> Selection:
+    """An entry for every table the patterns select that conf/tables.yml does not hold yet."""
+    modes = connector_modes(conf, source)
+    configured = load_tables(write_to or TABLES_FILE)
+    topics = {t.topic for t in configured.values()}
+    names = {t.name: t.topic for t in configured.values()}
+    added: list[AddedTable] = []
+    left_out: list[str] = []
+    for name in matching(catalog.list_tables(conf, modes.dialect), include, exclude):
+        if f"{modes.topic_prefix}.{name}" in topics:
+            continue  # already configured: the file's entry wins
+        table = read_table(conf, source, name, modes)
+        if (reason := _left_out(table, names)) is not None:
+            left_out.append(reason)
+            continue
+        entry, warnings = build_entry(table, modes, None)
+        text = render(entry)
+        if write_to is not None:
+            append(entry, text, write_to)
+        names[entry.name] = entry.topic
+        added.append(AddedTable(entry, text, tuple(warnings), write_to))
+    return Selection(tuple(added), tuple(left_out))

@@ -329,3 +329,25 @@ def _found(table: CatalogTable) -> CatalogTable:
             f"first (`lakehouse cdc sql {table.source}`) or check the name"
         )
     return table
+
+
+# Every base table outside the databases' own catalogs, as `schema.table`
+# (PostgreSQL) or `database.table` (MariaDB): what a connector's
+# table.include.list is matched against.
+_TABLES = """
+select table_schema, table_name from information_schema.tables
+where table_type = 'BASE TABLE'
+  and table_schema not in ('pg_catalog', 'information_schema', 'mysql', 'performance_schema', 'sys')
+order by table_schema, table_name
+"""
+
+
+def list_tables(conf: Settings, dialect: str) -> list[str]:
+    """The source database's tables, qualified as Debezium's include lists name them."""
+    connect = databases.postgres if dialect == POSTGRES else lambda c: databases.mariadb(c, None)
+    with closing(connect(conf)) as connection, connection.cursor() as cursor:
+        cursor.execute(_TABLES)
+        names = [f"{schema}.{table}" for schema, table in cursor.fetchall()]
+        if dialect == POSTGRES:
+            connection.rollback()
+    return names

@@ -8,6 +8,7 @@ from pathlib import Path
 from ingestion.settings import settings
 from lakehouse.bench.latency import Prober
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, sample_of
+from lakehouse.bench.staging import open_landing
 
 from .test_bench import run_bench
 
@@ -30,7 +31,15 @@ def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tm
     assert results["measured"]["service_peak_rss_bytes"] > 100 * 1024**2  # a JVM at least
     assert "| p50 s |" in printed and "bench latency done" in printed
     # Every generated change was landed (and the state check saw all of them applied).
-    assert results["measured"]["records"] == results["measured"]["stream_records"] > 0
+    source = Path(settings().home) / "bench" / "latency" / "source"
+    landing = open_landing(source)
+    generated = sum(
+        len((source / f).read_text().splitlines())
+        for batch in range(1, landing.batches)
+        for files in landing.files(batch).values()
+        for f in files
+    )
+    assert results["measured"]["records"] == results["measured"]["stream_records"] == generated > 0
 
 
 def test_the_prober_asks_again_on_a_new_connection_after_losing_one(local_stack) -> None:

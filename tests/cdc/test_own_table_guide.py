@@ -23,7 +23,7 @@ import yaml
 from ingestion.config import load_tables
 from ingestion.paths import table_path, to_hadoop_uri
 from ingestion.settings import settings
-from lakehouse import cli
+from lakehouse import cli, table_entry
 from lakehouse.cdc import markers
 from tests.cdc.live import Live
 
@@ -113,6 +113,56 @@ def test_tables_add_reads_the_catalog_of_both_databases(live_chain: Live, capsys
     assert "ecomm.it_gadgets.flag is TINYINT(1), written as int16" in err
     asked = lakehouse("cdc", "sql", "ecomm", "-e", "select 'é' as letter")
     assert asked.returncode == 0 and asked.stdout.split() == ["letter", "é"], asked
+
+
+def test_tables_add_selects_a_whole_schema_by_pattern(
+    live_chain: Live, tmp_path: Path, capsys
+) -> None:
+    tables = "; ".join(
+        f"create table ems.it_app_{n:02d} (id integer primary key, name text, at timestamptz)"
+        for n in range(1, 21)
+    )
+    created = lakehouse(
+        "cdc", "sql", "ems", "-c", tables + "; create table ems.it_app_log (line text)"
+    )
+    assert created.returncode == 0, created.stderr
+    shop = "; ".join(
+        f"create table ecomm.it_shop_{c} (sku int primary key, qty int)" for c in "abc"
+    )
+    created = lakehouse("cdc", "sql", "ecomm", "-e", shop)
+    assert created.returncode == 0, created.stderr
+    config = tmp_path / "tables.yml"
+    shutil.copy(REPO / "conf" / "tables.yml", config)
+
+    chosen = table_entry.add_tables(
+        settings(), "ems", (r"ems\.it_app_.*",), (r"EMS\.it_app_20",), write_to=config
+    )
+    assert [t.entry.name for t in chosen.added] == [f"it_app_{n:02d}" for n in range(1, 20)]
+    [left_out] = chosen.left_out
+    assert left_out.startswith("ems.it_app_log: no primary key") and "--key COLUMN" in left_out
+    shops = table_entry.add_tables(settings(), "ecomm", (r"ecomm\.it_shop_[a-z]",), write_to=config)
+    assert [t.entry.topic for t in shops.added] == [f"tickit.ecomm.it_shop_{c}" for c in "abc"]
+    written = load_tables(config)
+    assert (written["it_app_07"].topic, written["it_app_07"].key) == (
+        "tickit.ems.it_app_07",
+        ("id",),
+    )
+    entry = yaml.safe_load(config.read_text())["tables"]["it_app_07"]
+    assert entry["columns"] == {"id": "int32", "name": "string", "at": "timestamp_tz"}
+    assert "it_app_20" not in written and written["category"].topic == "tickit.ems.category"
+    again = table_entry.add_tables(settings(), "ems", (r"ems\.it_app_.*",), write_to=config)
+    # The configured tables are kept as they are; the one excluded before is new now.
+    assert [t.entry.name for t in again.added] == ["it_app_20"] and len(again.left_out) == 1
+
+    assert cli.main(["tables", "add", "--source", "ecomm", "--include", r"ecomm\.it_shop_b"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out) == {
+        "it_shop_b": {
+            "source": "ecomm", "topic": "tickit.ecomm.it_shop_b", "key": ["sku"],
+            "columns": {"sku": "int32", "qty": "int32"},
+        }
+    }  # fmt: skip
+    assert cli.main(["tables", "add", "--source", "ems", "--include", "ems\\.(unclosed"]) == 2
+    assert "pattern 'ems\\\\.(unclosed'" in capsys.readouterr().err
 
 
 def run_guide(spark, root: Path) -> list[subprocess.CompletedProcess]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
 from py4j.protocol import Py4JJavaError
 
 from ingestion.checkpoint import read_checkpoint
@@ -28,22 +30,43 @@ from lakehouse.bench.staging import Landing, open_landing, stage
 from .bronze import differences, expected, make_landing, settings_for, spark_rows
 from .test_ingest_crash import in_flight, kill_when, start_ingest, timeline
 
+REPO = Path(__file__).resolve().parents[2]
 DEADLINE_SECONDS = 600  # a busy shared machine: generous, and every wait polls
 
 TABLE, KEY, TOPIC = "sales", "salesid", "tickit.ecomm.sale"
 
 
-def start_service(landing: Path, lake: Path, database: str, health: Path) -> subprocess.Popen:
-    module = ["lakehouse.cli", "ingest", "--continuous", "--tables", TABLE]
+def start_service(
+    landing: Path, lake: Path, database: str, health: Path, project: Path | None = None
+) -> subprocess.Popen:
+    """The service of `sales` alone; or of every table of `project`'s config, as it grows."""
+    tables = [] if project else ["--tables", TABLE]
     return start_ingest(
         landing,
         lake,
         database,
-        module=module,
+        module=["lakehouse.cli", "ingest", "--continuous", *tables],
         ingest_poll_seconds="0.5",
         ingest_min_sync_seconds="1",
         ingest_health_file=str(health),
+        **({"project_dir": str(project)} if project else {}),
     )
+
+
+def project_with(root: Path, tables: tuple[str, ...]) -> Path:
+    """A copy of the project's conf/ whose tables.yml holds only `tables`."""
+    shutil.copytree(REPO / "conf", root / "conf")
+    add_entries(root, tables)
+    return root
+
+
+def add_entries(root: Path, tables: tuple[str, ...]) -> None:
+    """Rewrite the copy's tables.yml with `tables` (the project's entries) in one rename."""
+    document = yaml.safe_load((REPO / "conf" / "tables.yml").read_text())
+    document["tables"] = {name: document["tables"][name] for name in tables}
+    partial = root / "conf" / ".tables.yml"
+    partial.write_text(yaml.safe_dump(document, sort_keys=False))
+    partial.replace(root / "conf" / "tables.yml")
 
 
 def wait_for(what: str, ready: Callable[[], bool], process: subprocess.Popen) -> None:
@@ -67,6 +90,14 @@ def applied(spark, conf, database: str, batch: int, generated: Landing) -> Calla
     last = max(parse_file_name(f, TOPIC).offset for f in generated.files(batch)[TOPIC])
     path = table_path(conf, database, TABLE)
     return lambda: committed_offset(spark, path) >= last
+
+
+def committed(spark, path: str, topic: str) -> bool:
+    """True once the table has a checkpoint of `topic` (its first commit is complete)."""
+    try:
+        return bool(read_checkpoint(spark, path, topic).offsets)
+    except Py4JJavaError:
+        return False  # not there yet, or hoodie.properties being written
 
 
 def committed_offset(spark, path: str) -> int:
@@ -102,16 +133,23 @@ def stop(process: subprocess.Popen) -> int:
 def test_files_are_picked_up_as_they_land_and_sigterm_stops_between_commits(
     spark, tmp_path: Path
 ) -> None:
+    """The service serves the config's one table; `category`, added to the config while it
+    runs, is served from the next poll on, its files landed long before included."""
     root = make_landing(tmp_path / "generated", change_batches=2)
     landing, lake, health = tmp_path / "landing", tmp_path / "lake", tmp_path / "health.json"
     conf, generated, database = settings_for(landing, lake), open_landing(root), "continuous_0"
+    project = project_with(tmp_path / "project", (TABLE,))
     stage(generated, 0, landing)
-    process = start_service(landing, lake, database, health)
+    process = start_service(landing, lake, database, health, project)
     try:
         wait_for("the snapshot", applied(spark, conf, database, 0, generated), process)
         assert health_of(health)["state"] == "polling"
         stage(generated, 1, landing)
         wait_for("change batch 1", applied(spark, conf, database, 1, generated), process)
+        assert not (lake / database / "category").exists()  # not in the config: not read
+        add_entries(project, (TABLE, "category"))
+        category = table_path(conf, database, "category")
+        wait_for("category", lambda: committed(spark, category, "tickit.ems.category"), process)
         stage(generated, 2, landing)
         changelog = timeline(conf, database, "sales_changelog")
         wait_for("batch 2 in flight", lambda: bool(in_flight(changelog)), process)
@@ -120,8 +158,10 @@ def test_files_are_picked_up_as_they_land_and_sigterm_stops_between_commits(
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
     assert health_of(health)["state"] == "stopped"
-    assert health_of(health)["batches"] >= 3  # the snapshot may land in two polls
+    assert health_of(health)["batches"] >= 4  # the snapshot may land in two polls
     assert_exact_state(spark, conf, database, root)
+    rows = spark_rows(spark, conf, database, "category")
+    assert differences(rows, expected(root, "category"), "catid") == []
 
 
 def test_killed_mid_batch_then_restarted_reaches_the_exact_state(spark, tmp_path: Path) -> None:
