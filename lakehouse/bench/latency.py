@@ -38,6 +38,7 @@ from lakehouse.bench.ingest_results import StateCheck
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, change_stream, sample_of
 from lakehouse.bench.measure import run_measured
 from lakehouse.bench.memory import PeakSampler
+from lakehouse.bench.report import percentile
 from lakehouse.bench.staging import Landing, open_landing, stage
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.output import console
@@ -294,13 +295,6 @@ def land(
         # The sink's flush interval: one flush per second, on the second.
         time.sleep(max(0.0, started + flushes - time.monotonic()))
     return {"records": landed, "seconds": round(time.monotonic() - started, 2), "flushes": flushes}
-
-
-def percentile(values: list[float], fraction: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))], 2)
 
 
 def stop_service(service: subprocess.Popen) -> int:

@@ -37,7 +37,6 @@ from lakehouse.bench.latency import (
     Prober,
     by_table_line,
     caught_up_after,
-    percentile,
     publish,
     start_service,
     stop_service,
@@ -45,6 +44,7 @@ from lakehouse.bench.latency import (
 )
 from lakehouse.bench.latency_feed import Sample
 from lakehouse.bench.memory import PeakSampler
+from lakehouse.bench.report import percentile
 from lakehouse.cdc import chain, sql
 from lakehouse.cdc.generate import GenerateOptions
 from lakehouse.cdc.generate.tickit import EVENT, LISTING, Table

@@ -29,6 +29,14 @@ def ratio(value: float | None) -> str:
     return "void" if value is None else f"{value:.2f}x"
 
 
+def percentile(values: list[float], fraction: float) -> float | None:
+    """The value at `fraction` of the sorted values (nearest rank), to 0.01; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))], 2)
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     memory = 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -112,7 +113,7 @@ def dbt_job(conf: Settings, work: Path, select: str | None) -> Callable[[], dict
     env = dbt_env(dataclasses.replace(conf, **names))
     env["DBT_TARGET_PATH"] = str(work / "dbt-target")
     args = [*build_args(get_job("hourly", conf)), *(["--select", select] if select else [])]
-    turns = iter(range(1, 10**6))
+    turns = itertools.count(1)
 
     def build() -> dict[str, Any]:
         log = work / "logs" / f"dbt-{next(turns)}.log"
@@ -129,7 +130,7 @@ def prepare(conf: Settings, options: SoakOptions, log) -> tuple[Path, Landing, L
     for folder in ("landing", "lake", "logs", "second/landing", "second/lake", "second/logs"):
         fresh(work / folder)
     events = int(options.rate * options.minutes * 60 / 1.15)  # deletes add a tombstone each
-    log(f"generating TICKIT CDC, scale {options.scale:g}, about {events:,} change events")
+    log(f"TICKIT CDC, scale {options.scale:g}, about {events:,} change events (reused if made)")
     landing = generate_changes(work / "source", options.scale, events)
     turns = math.ceil(options.minutes / options.job_minutes) + 1
     second = reuse_or_generate(work / "second-source", SECOND_SCALE, turns, log, faults=False)

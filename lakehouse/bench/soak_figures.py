@@ -15,6 +15,7 @@ from statistics import fmean
 from typing import Any
 
 from lakehouse.bench import report
+from lakehouse.bench.report import percentile
 
 WINDOWS = 6
 SESSION_P99_GOAL = 2.0  # seconds: a new session's select 1, every window
@@ -36,13 +37,6 @@ class Minute:
     old_after_gc: dict[str, int] = field(default_factory=dict)
     heap_after_gc: dict[str, int] = field(default_factory=dict)
     heap_max: dict[str, int] = field(default_factory=dict)
-
-
-def percentile(values: list[float], fraction: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(fraction * len(ordered)))], 3)
 
 
 def growth(points: list[tuple[float, float]]) -> float | None:
