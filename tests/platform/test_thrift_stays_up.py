@@ -120,17 +120,22 @@ def test_session_churn_and_a_second_client_keep_the_server_serving(own_stack) ->
     assert select_one(conf) == [(1,)]  # warm: the server's first metastore store is made
     writer = register_tables(conf, "second_bronze")
     seen: set[int] = set()
-    with ThreadPoolExecutor(WAVE_WIDTH) as pool:
-        for _ in range(WAVES):
-            answers = list(pool.map(lambda _: select_one(conf), range(WAVE_WIDTH)))
-            assert answers == [[(1,)]] * WAVE_WIDTH
-            seen |= handler_threads(pid)
-            # Idle for longer than the handler threads' idle time (1 s), so that the
-            # threads past the kept ones end: until only Hive's 5 are left, or 3 s.
-            deadline = time.monotonic() + 3
-            while len(handler_threads(pid)) > 5 and time.monotonic() < deadline:
-                time.sleep(0.2)
-    assert writer.wait(timeout=600) == 0, writer.stderr.read()[-3000:] if writer.stderr else ""
+    try:
+        with ThreadPoolExecutor(WAVE_WIDTH) as pool:
+            for _ in range(WAVES):
+                answers = list(pool.map(lambda _: select_one(conf), range(WAVE_WIDTH)))
+                assert answers == [[(1,)]] * WAVE_WIDTH
+                seen |= handler_threads(pid)
+                # Idle for longer than the handler threads' idle time (1 s), so that the
+                # threads past the kept ones end: until only Hive's 5 are left, or 3 s.
+                deadline = time.monotonic() + 3
+                while len(handler_threads(pid)) > 5 and time.monotonic() < deadline:
+                    time.sleep(0.2)
+        assert writer.wait(timeout=600) == 0, writer.stderr.read()[-3000:] if writer.stderr else ""
+    finally:
+        if writer.poll() is None:  # a failed wave must not leave the writer running
+            writer.kill()
+            writer.wait()
     assert select_one(conf) == [(1,)]
     assert stack.query("select count(*) from second_bronze.t2", conf) == [(1,)]
     assert len(seen) <= max(WAVE_WIDTH, conf.thrift_handler_threads), sorted(seen)
