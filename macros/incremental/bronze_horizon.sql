@@ -69,6 +69,7 @@
     from {{ relation }}
 {%- endmacro %}
 
+
 {% macro bronze_timeline() -%}
     {#- Two instants of the tickit source tables' timelines, as quoted
         literals, from `call show_timeline` on each when this run looked:

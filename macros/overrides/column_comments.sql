@@ -1,3 +1,10 @@
+{#- Overrides dbt-spark 1.11.0: spark__alter_column_comment and
+    get_column_comment_sql (macros/adapters.sql).
+    What differs: comments on every table format (dbt-spark: delta, hudi,
+    iceberg only), only where they differ, and cut to what the metastore can
+    hold.
+    Check it against the upstream macro when upgrading that package. -#}
+
 {% macro spark__alter_column_comment(relation, column_dict) -%}
     {#- Column comments on every table format (dbt-spark skips parquet), and
         only where the comment differs: on Hudi each ALTER is a commit. -#}
@@ -24,19 +31,6 @@
             {%- endcall -%}
         {%- endif -%}
     {%- endfor -%}
-{%- endmacro %}
-
-
-{% macro persisted_comment(description) -%}
-    {#- A description as stored in the catalog: at most 255 characters. The
-        Hive metastore keeps a column comment in a varchar(256); a longer one
-        makes Spark retry the metastore call for 20 s, then store the table
-        in a Spark-only format whose columns cannot be altered. -#}
-    {%- set text = description | trim -%}
-    {%- if text | length > 255 -%}
-        {%- set text = text[:252] ~ '...' -%}
-    {%- endif -%}
-    {{ return(text) }}
 {%- endmacro %}
 
 

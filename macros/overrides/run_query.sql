@@ -1,3 +1,8 @@
+{#- Overrides dbt-adapters 1.24.5: run_query (macros/etc/statement.sql).
+    What differs: statements that return no rows run without fetching a
+    result.
+    Check it against the upstream macro when upgrading that package. -#}
+
 {% macro run_query(sql) %}
     {#- dbt's run_query, except that statements returning no rows (DDL, DML)
         run without fetching: over the Spark Thrift Server, PyHive fails to
