@@ -151,7 +151,7 @@ def _soak(conf: Settings, options: SoakOptions, work: Path, landing: Landing, se
     query = f"select count(*) from {DATABASE}.sales"
     prober = Prober(conf, functools.partial(visible_from_file, database=DATABASE))
     with (
-        Monitor({**processes, "service": service.pid}, health, started) as monitor,
+        Monitor({**processes, "service": service.pid}, health, started, log) as monitor,
         SessionClient(conf, options.session_seconds, query, started) as sessions,
         Jobs(jobs, options.job_minutes * 30, started) as scheduled,
         prober,

@@ -92,13 +92,33 @@ class _Readings:
         )
 
 
+PROGRESS_MINUTES = 10
+
+
+def progress_line(minute: int, last: Minute, batches: int) -> str:
+    """Where a soak is: its minute, the batches so far, each process's memory that minute."""
+    memory = ", ".join(
+        f"{name} {last.rss[name] / 2**30:.1f} GiB"
+        + (f" (old gen {last.old_after_gc[name] / 2**30:.1f})" if name in last.old_after_gc else "")
+        for name in sorted(last.rss)
+    )
+    return f"soak: {minute} min, {batches} batches; RSS {memory}"
+
+
 class Monitor(Background):
     """RSS and heap of the long-running processes each second; the service's batches."""
 
-    def __init__(self, processes: dict[str, int], health: Path, started: float) -> None:
+    def __init__(
+        self,
+        processes: dict[str, int],
+        health: Path,
+        started: float,
+        log: Callable[[str], None] = lambda _: None,
+    ) -> None:
         super().__init__("soak-monitor", 1.0, started)
         self.processes = processes
         self.health = health
+        self.log = log  # a progress line every PROGRESS_MINUTES
         self.minutes: list[Minute] = []
         self.batches: list[tuple[float, float, int]] = []  # (at, seconds, events)
         self._readings = _Readings()
@@ -111,6 +131,8 @@ class Monitor(Background):
         if index != self._minute:
             self.minutes.append(self._readings.minute(self._minute))
             self._readings, self._minute = _Readings(), index
+            if index % PROGRESS_MINUTES == 0:
+                self.log(progress_line(index, self.minutes[-1], len(self.batches)))
         for name, root in self.processes.items():
             self._readings.rss.setdefault(name, []).append(sum(map(rss_bytes, tree([root]))))
             for jvm in java_pids(root)[:1]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ingestion.errors import UserError
-from lakehouse.bench import chart, soak_figures
+from lakehouse.bench import chart, soak_figures, soak_users
 from lakehouse.bench.jvm_counters import counters_file, heap
 from lakehouse.bench.soak_figures import Minute
 
@@ -139,3 +139,10 @@ def test_the_heap_is_read_from_a_running_jvm_as_jstat_reads_it(tmp_path: Path) -
     assert reading.old_used + reading.used > 40 * MIB  # the 40 arrays are held
     assert abs(reading.old_used / 1024 - old_kib) <= 2048  # jstat's OU, read a moment later
     assert heap(java.pid) is None  # gone: no counters
+
+
+def test_the_progress_line_says_the_minute_the_batches_and_each_process_memory() -> None:
+    minute = records(3, [1000, 1000, 1000])["per_minute"][-1]
+    assert soak_users.progress_line(20, minute, 17) == (
+        "soak: 20 min, 17 batches; RSS service 2.9 GiB (old gen 0.8), thrift 2.0 GiB (old gen 1.0)"
+    )
