@@ -74,7 +74,60 @@ def soak_chart(results: dict[str, Any]) -> alt.VConcatChart:
     return alt.vconcat(*panels, title=title)
 
 
-CHARTS = {"soak": soak_chart}
+def ingest_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each contender that ran: the snapshot's seconds and a change batch's mean seconds."""
+    return [
+        {"contender": c["label"], "phase": phase, "seconds": figures["latency_mean_seconds"]}
+        for c in results["contenders"].values()
+        if c["status"] == "ran"
+        for phase, figures in (("snapshot", c["snapshot"]), ("change batch", c["changes"]))
+        if figures["latency_mean_seconds"] is not None
+    ]
+
+
+def ingest_chart(results: dict[str, Any]) -> alt.FacetChart:
+    """The contenders' bars, one panel for the snapshot and one for a change batch."""
+    frame = pd.DataFrame(ingest_rows(results), columns=["contender", "phase", "seconds"])
+    bars = (
+        alt.Chart(frame, width=WIDTH, height=HEIGHT / 2)
+        .mark_bar()
+        .encode(
+            x=alt.X("seconds:Q", title="seconds (JVM start included)"),
+            y=alt.Y("contender:N", title=None, sort=None),
+        )
+    )
+    title = f"bench ingest --scale {results['scale']:g}: seconds, shorter is faster"
+    return bars.facet(row=alt.Row("phase:N", title=None, sort=["snapshot"]), title=title)
+
+
+def latency_chart(results: dict[str, Any]) -> alt.LayerChart:
+    """How long landed changes took to be queryable: their histogram, p50 and p95 marked."""
+    frame = pd.DataFrame({"seconds": results["latencies"]}, columns=["seconds"])
+    bars = (
+        alt.Chart(frame, width=WIDTH, height=HEIGHT)
+        .mark_bar()
+        .encode(
+            x=alt.X("seconds:Q", bin=alt.Bin(maxbins=40), title="landed change to queryable (s)"),
+            y=alt.Y("count():Q", title="changes"),
+        )
+    )
+    marks = pd.DataFrame(
+        [
+            {"at": v, "mark": k}
+            for k, v in results["latency_seconds"].items()
+            if k in ("p50", "p95") and v is not None
+        ],
+        columns=["at", "mark"],
+    )
+    rules = alt.Chart(marks).mark_rule(strokeDash=[4, 3]).encode(x="at:Q", color="mark:N")
+    title = (
+        f"bench latency --scale {results['scale']:g} --rate {results['rate']} "
+        f"--minutes {results['minutes']:g}"
+    )
+    return alt.layer(bars, rules, title=title)
+
+
+CHARTS = {"soak": soak_chart, "ingest": ingest_chart, "latency": latency_chart}
 
 
 def draw(results_file: Path) -> Path:

@@ -21,7 +21,7 @@ from pathlib import Path
 from ingestion.config import load_tables
 from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
-from lakehouse.bench import report, streamer
+from lakehouse.bench import chart, report, streamer
 from lakehouse.bench.contenders import catalog_running, fresh, process_env, python_module
 from lakehouse.bench.ingest_report import markdown, summary_line
 from lakehouse.bench.ingest_results import (
@@ -361,5 +361,6 @@ def run_ingest_bench(
     path = report.write(f"ingest-scale{scale:g}", results.to_json(), text, results_dir)
     results.results_file = str(path)
     console.print(text, markup=False, soft_wrap=True)
+    log(f"chart: {chart.draw(path)}")
     log(summary_line(results))
     return results

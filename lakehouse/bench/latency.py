@@ -32,7 +32,7 @@ from ingestion.continuous import now_text
 from ingestion.settings import Settings, settings
 from ingestion.sources.landing import parse_file_name
 from lakehouse import thrift_client
-from lakehouse.bench import report
+from lakehouse.bench import chart, report
 from lakehouse.bench.contenders import fresh, process_env, python_module, thrift_running
 from lakehouse.bench.ingest_results import StateCheck
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, change_stream, sample_of
@@ -503,10 +503,11 @@ def run_latency_bench(
     path = publish(
         results, markdown, f"latency-scale{scale:g}-rate{rate}", started, load_before, results_dir
     )
+    picture = chart.draw(path)
     lat = results["latency_seconds"]
     log(
         f"bench latency done in {results['seconds']:.0f}s: p50 {lat['p50']} s, p95 {lat['p95']} s, "
         f"p99 {lat['p99']} s, sustained {results['sustained_events_per_second']:,.0f} events/s, "
-        f"state {'ok' if results['valid'] else 'WRONG (figures void)'}; {path}"
+        f"state {'ok' if results['valid'] else 'WRONG (figures void)'}; {path}, {picture}"
     )
     return results

@@ -83,6 +83,8 @@ def test_bench_ingest_reports_every_figure(ingest_results) -> None:
         assert results["contenders"][name]["read_seconds"] > 0
     assert "| Delta Lake 3.3 MERGE INTO |" in printed and "ours/Delta Lake" in printed
     assert "bench ingest done" in printed
+    [drawn] = [line.removeprefix("chart: ") for line in printed.splitlines() if "chart: " in line]
+    assert Path(drawn).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # from the results JSON
     assert "not comparable: 2 contenders ran at once" in printed and results["jobs"] == 2
 
 

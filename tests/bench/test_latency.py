@@ -30,6 +30,8 @@ def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tm
     assert results["sustained_events_per_second"] > 0
     assert results["measured"]["service_peak_rss_bytes"] > 100 * 1024**2  # a JVM at least
     assert "| p50 s |" in printed and "bench latency done" in printed
+    [picture] = tmp_path.glob("*.png")  # drawn from the results JSON beside it
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Every generated change was landed (and the state check saw all of them applied).
     source = Path(settings().home) / "bench" / "latency" / "source"
     landing = open_landing(source)
