@@ -20,7 +20,7 @@ from pathlib import Path
 import pyspark
 
 from ingestion.errors import UserError
-from ingestion.settings import Settings, settings
+from ingestion.settings import PROJECT_DIR, Settings, settings
 from ingestion.spark import driver_java_options, spark_conf, spark_env
 from lakehouse import thrift_client
 
@@ -67,12 +67,24 @@ class Service:
     env: dict[str, str] = field(default_factory=dict)  # added to the environment
     # PostgreSQL's TERM is a "smart" shutdown that waits for every client; INT is "fast".
     stop_signal: int = signal.SIGTERM
+    # The process writes its log itself (a rolling file, log_file); what it prints
+    # (a JVM that cannot start, a crash) goes to output_file.
+    own_log: bool = False
 
     def pid_file(self, conf: Settings) -> Path:
         return conf.run_dir / f"{self.name}.pid"
 
     def log_file(self, conf: Settings) -> Path:
         return conf.run_dir / f"{self.name}.log"
+
+    def output_file(self, conf: Settings) -> Path:
+        """Where the process's stdout and stderr go."""
+        return conf.run_dir / f"{self.name}.out" if self.own_log else self.log_file(conf)
+
+    def log_tail(self, conf: Settings, lines: int) -> str:
+        """The last lines of what it printed, then of its log (one file unless own_log)."""
+        files = dict.fromkeys([self.output_file(conf), self.log_file(conf)])
+        return "\n".join(f"==> {f} <==\n{tail(f, lines)}" for f in files)
 
 
 def spark_home() -> Path:
@@ -218,10 +230,24 @@ def services(conf: Settings) -> list[Service]:
             command=_thrift_command(conf),
             health=lambda: _thrift_health(conf),
             port_setting="LAKEHOUSE_THRIFT_PORT",
-            env=spark_env(conf),
+            env={**spark_env(conf), "SPARK_SUBMIT_OPTS": _server_log_options(conf, "thrift")},
+            own_log=True,
         )
     )
     return started
+
+
+SERVER_LOG_CONFIG = PROJECT_DIR / "conf" / "log4j2-server.properties"
+
+
+def _server_log_options(conf: Settings, name: str) -> str:
+    """A long-running JVM's log in a bounded, rolling file (conf/log4j2-server.properties).
+
+    Through SPARK_SUBMIT_OPTS, the driver JVM's options in client mode, so
+    that a spark_conf setting its own extraJavaOptions keeps them.
+    """
+    log_file = conf.run_dir / f"{name}.log"
+    return f"-Dlog4j2.configurationFile={SERVER_LOG_CONFIG} -Dlakehouse.log.file={log_file}"
 
 
 def _thrift_health(conf: Settings) -> None:
@@ -314,8 +340,7 @@ def wait_healthy(
     while time.monotonic() < deadline:
         if _is_zombie(pid):
             raise StackError(
-                f"{service.name} exited during start-up; see {service.log_file(conf)}:\n"
-                + tail(service.log_file(conf), 20)
+                f"{service.name} exited during start-up:\n" + service.log_tail(conf, 20)
             )
         try:
             service.health()
@@ -349,7 +374,7 @@ def start(service: Service, conf: Settings, log: Callable[[str], None]) -> int:
         )
     conf.run_dir.mkdir(parents=True, exist_ok=True)
     conf.metastore_dir.mkdir(parents=True, exist_ok=True)
-    with service.log_file(conf).open("ab") as log_file:
+    with service.output_file(conf).open("ab") as log_file:
         process = subprocess.Popen(
             service.command,
             stdout=log_file,
@@ -493,5 +518,5 @@ def logs(conf: Settings | None = None, name: str | None = None, lines: int = 50)
     parts = []
     for service in services(conf):
         if name in (None, service.name):
-            parts.append(f"==> {service.log_file(conf)} <==\n{tail(service.log_file(conf), lines)}")
+            parts.append(service.log_tail(conf, lines))
     return "\n".join(parts)

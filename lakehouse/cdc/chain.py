@@ -257,7 +257,7 @@ def logs(conf: Settings | None = None, name: str | None = None, lines: int = 50)
     """The tail of each process's log, for `lakehouse cdc logs`."""
     conf = conf or settings()
     return "\n".join(
-        f"==> {s.log_file(conf)} <==\n{stack.tail(s.log_file(conf), lines)}"
+        s.log_tail(conf, lines)
         for s in services(conf)
         if name in (None, s.name, s.name.removeprefix("cdc-"))
     )

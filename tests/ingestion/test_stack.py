@@ -97,6 +97,23 @@ def test_up_twice_starts_one_server(local_stack: None) -> None:
     assert len(thrift_servers) == 1
 
 
+def test_the_thrift_server_logs_to_a_bounded_rolling_file(local_stack: None) -> None:
+    """Its log4j writes thrift.log (rolling at a size, conf/log4j2-server.properties); what
+    the process prints goes to thrift.out, which holds no log line."""
+    conf = settings()
+    service = stack.thrift_service(conf)
+    pid = stack.thrift_pid(conf)
+    assert pid is not None
+    properties = subprocess.run(
+        ["jcmd", str(pid), "VM.system_properties"], capture_output=True, text=True, check=True
+    ).stdout
+    assert f"log4j2.configurationFile={stack.SERVER_LOG_CONFIG}" in properties
+    assert f"lakehouse.log.file={service.log_file(conf)}" in properties
+    assert "INFO HiveThriftServer2: HiveThriftServer2 started" in service.log_file(conf).read_text()
+    printed = service.output_file(conf).read_text()
+    assert " INFO " not in printed and " WARN " not in printed, printed[-2000:]
+
+
 def collections(pid: int) -> dict[str, int]:
     """A JVM's full and concurrent GC counts so far (jstat's FGC and CGC)."""
     names, values = subprocess.run(
