@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import struct
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,3 +85,38 @@ def heap(pid: int) -> Heap | None:
         used=old + sum(values.get(name, 0) for name in YOUNG_USED),
         max_bytes=values.get(MAX_HEAP, 0),
     )
+
+
+# A row of `jcmd PID GC.class_histogram`: rank, instances, bytes, class name (and module).
+HISTOGRAM_ROW = re.compile(r"^\s*\d+:\s+(\d+)\s+(\d+)\s+(\S+)")
+
+
+def class_histogram(pid: int, top: int = 40) -> list[tuple[str, int, int]]:
+    """The live objects' classes holding most bytes: (class, instances, bytes), largest first.
+
+    What fills a heap that grows, as `jmap -histo:live` shows it. It counts
+    live objects, so the JVM runs a full collection first: a pause of about a
+    second per GiB held, taken rarely (soak.py: early and late in a run).
+    Empty when the JVM is gone or does not answer.
+    """
+    try:
+        done = subprocess.run(
+            ["jcmd", str(pid), "GC.class_histogram"], capture_output=True, text=True, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    rows = [m.groups() for line in done.stdout.splitlines() if (m := HISTOGRAM_ROW.match(line))]
+    return [(name, int(count), int(size)) for count, size, name in rows[:top]]
+
+
+def grown(
+    early: list[tuple[str, int, int]], late: list[tuple[str, int, int]], top: int = 10
+) -> list[tuple[str, int, int]]:
+    """The classes whose live bytes grew most between two histograms: (class, bytes, instances)
+    grown, a class absent from the early one counted from zero."""
+    before = {name: (count, size) for name, count, size in early}
+    growth = [
+        (name, size - before.get(name, (0, 0))[1], count - before.get(name, (0, 0))[0])
+        for name, count, size in late
+    ]
+    return sorted((g for g in growth if g[1] > 0), key=lambda g: -g[1])[:top]

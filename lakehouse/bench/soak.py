@@ -157,6 +157,7 @@ def _soak(conf: Settings, options: SoakOptions, work: Path, landing: Landing, se
         prober,
     ):
         streamed = stream_and_drain(work, landing, service, prober, options.rate)
+        monitor.histogram("late")
     returncode = stop_service(service)
     log(
         f"landed {streamed['records']:,} records in {streamed['seconds']:.0f} s; "
@@ -175,6 +176,7 @@ def _soak(conf: Settings, options: SoakOptions, work: Path, landing: Landing, se
         ],
         "unseen": prober.unseen + prober.outstanding(),
         "jobs": scheduled.records,
+        "thrift_histograms": monitor.histograms,
     }
 
 

@@ -15,7 +15,10 @@ from statistics import fmean
 from typing import Any
 
 from lakehouse.bench import report
+from lakehouse.bench.jvm_counters import grown
 from lakehouse.bench.report import percentile
+
+MIB = 1024**2
 
 WINDOWS = 6
 SESSION_P99_GOAL = 2.0  # seconds: a new session's select 1, every window
@@ -177,6 +180,17 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
 
 
+def _grown_line(histograms: dict[str, list]) -> str:
+    """The Thrift server's classes whose live bytes grew most from early in the run to its end."""
+    if not histograms.get("early") or not histograms.get("late"):
+        return "- Thrift server's live classes: no histograms taken"
+    parts = [
+        f"{name} +{size / MIB:,.0f} MiB ({count:+,})"
+        for name, size, count in grown(histograms["early"], histograms["late"], top=8)
+    ]
+    return "- Thrift server's live classes grown most: " + (", ".join(parts) or "none")
+
+
 def markdown(results: dict[str, Any]) -> str:
     header, rows = window_rows(results)
     trend, checks = results["trends"], results["goals"]
@@ -200,6 +214,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"- Thrift server's live heap, highest in the last third: "
             f"{_percent(trend['thrift_live_heap_of_limit']).lstrip('+')} of its limit",
             f"- final state: {results['state'].get('summary', '-')}",
+            _grown_line(results.get("thrift_histograms") or {}),
             "- goals: "
             + ", ".join(f"{name} {'met' if ok else 'NOT met'}" for name, ok in checks.items()),
         ]

@@ -28,7 +28,7 @@ from typing import Any
 
 from ingestion.settings import Settings
 from lakehouse import thrift_client
-from lakehouse.bench.jvm_counters import heap
+from lakehouse.bench.jvm_counters import class_histogram, heap
 from lakehouse.bench.memory import rss_bytes, tree
 from lakehouse.bench.soak_figures import Minute
 
@@ -93,6 +93,7 @@ class _Readings:
 
 
 PROGRESS_MINUTES = 10
+HISTOGRAM_MINUTE = 10
 
 
 def progress_line(minute: int, last: Minute, batches: int) -> str:
@@ -119,6 +120,9 @@ class Monitor(Background):
         self.processes = processes
         self.health = health
         self.log = log  # a progress line every PROGRESS_MINUTES
+        # The Thrift server's class histograms, "early" (at HISTOGRAM_MINUTE) and "late":
+        # what fills its heap when its old generation grows (each a full collection).
+        self.histograms: dict[str, list[tuple[str, int, int]]] = {}
         self.minutes: list[Minute] = []
         self.batches: list[tuple[float, float, int]] = []  # (at, seconds, events)
         self._readings = _Readings()
@@ -133,6 +137,8 @@ class Monitor(Background):
             self._readings, self._minute = _Readings(), index
             if index % PROGRESS_MINUTES == 0:
                 self.log(progress_line(index, self.minutes[-1], len(self.batches)))
+            if index >= HISTOGRAM_MINUTE and "early" not in self.histograms:
+                self.histogram("early")
         for name, root in self.processes.items():
             self._readings.rss.setdefault(name, []).append(sum(map(rss_bytes, tree([root]))))
             for jvm in java_pids(root)[:1]:
@@ -141,6 +147,11 @@ class Monitor(Background):
                     self._readings.used.setdefault(name, []).append(reading.used)
                     self._readings.limit[name] = reading.max_bytes
         self._batch()
+
+    def histogram(self, moment: str) -> None:
+        """The Thrift server JVM's live classes now, kept as `moment`."""
+        jvms = java_pids(self.processes["thrift"]) if "thrift" in self.processes else []
+        self.histograms[moment] = class_histogram(jvms[0]) if jvms else []
 
     def _batch(self) -> None:
         """A new batch in the health file: its seconds and events."""

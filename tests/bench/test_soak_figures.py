@@ -13,7 +13,7 @@ import pytest
 
 from ingestion.errors import UserError
 from lakehouse.bench import chart, soak_figures, soak_users
-from lakehouse.bench.jvm_counters import counters_file, heap
+from lakehouse.bench.jvm_counters import class_histogram, counters_file, grown, heap
 from lakehouse.bench.soak_figures import Minute
 
 MIB = 1024**2
@@ -130,6 +130,7 @@ def test_the_heap_is_read_from_a_running_jvm_as_jstat_reads_it(tmp_path: Path) -
             time.sleep(0.1)
         reading = heap(java.pid)
         jstat = subprocess.run(["jstat", "-gc", str(java.pid)], capture_output=True, text=True)
+        histogram = class_histogram(java.pid)
     finally:
         java.kill()
         java.wait()
@@ -139,6 +140,26 @@ def test_the_heap_is_read_from_a_running_jvm_as_jstat_reads_it(tmp_path: Path) -
     assert reading.old_used + reading.used > 40 * MIB  # the 40 arrays are held
     assert abs(reading.old_used / 1024 - old_kib) <= 2048  # jstat's OU, read a moment later
     assert heap(java.pid) is None  # gone: no counters
+    [(_, count, size)] = [row for row in histogram if row[0] == "[B"]  # byte arrays
+    assert count >= 40 and size >= 40 * MIB  # the 40 arrays held, counted live
+    assert class_histogram(java.pid) == []  # gone: nothing to ask
+
+
+def test_the_classes_that_grew_most_are_named_with_their_growth() -> None:
+    early = [("[B", 10, 100 * MIB), ("java.lang.String", 5, MIB), ("Gone", 1, 10)]
+    late = [("[B", 30, 300 * MIB), ("HoodieFileIndex", 7, 50 * MIB), ("java.lang.String", 4, MIB)]
+    assert grown(early, late) == [("[B", 200 * MIB, 20), ("HoodieFileIndex", 50 * MIB, 7)]
+
+
+def test_the_markdown_names_the_thrift_classes_that_grew() -> None:
+    run = judged(records(6, [1000] * 6), 360)
+    histograms = {"early": [["[B", 10, 100 * MIB]], "late": [["[B", 30, 300 * MIB]]}
+    base = {"scale": 0.1, "rate": 200, "minutes": 6.0, "session_seconds": 10.0,
+            "machine": {"cpus": 2}, "load_average_before": 0.5, "jobs_summary": "1 x dbt build",
+            "soak_seconds": 360, **records(6, [1000] * 6), **run}  # fmt: skip
+    text = soak_figures.markdown({**base, "thrift_histograms": histograms})
+    assert "- Thrift server's live classes grown most: [B +200 MiB (+20)" in text
+    assert "no histograms taken" in soak_figures.markdown(base)
 
 
 def test_the_progress_line_says_the_minute_the_batches_and_each_process_memory() -> None:
