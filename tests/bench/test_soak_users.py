@@ -41,8 +41,8 @@ def test_the_monitor_reads_the_servers_memory_and_each_new_batch(local_stack, tm
     [(at, seconds, events)] = monitor.batches
     assert (seconds, events) == (7.5, 250) and at >= 59
     monitor.histogram("late")  # the server's live classes, as a soak's end takes them
-    classes = {name: size for name, _, size in monitor.histograms["late"]}
-    assert len(classes) == 40 and classes["[B"] > 1024**2, sorted(classes)[:5]
+    late = monitor.histograms["late"]
+    assert len(late) == 40 and any(name == "[B" and size > 1024**2 for name, _, size in late)
 
 
 def test_the_client_opens_a_new_session_per_query_and_times_select_1(
