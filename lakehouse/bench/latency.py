@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import math
 import os
 import signal
 import subprocess
@@ -49,6 +48,10 @@ DRAIN_DEADLINE = 900
 PROBE_TIMEOUT = 900.0  # a sample not visible by then counts as unseen
 # Snapshot rows: about 424,000 per unit of scale, plus the date table's fixed rows.
 ROWS_AT_SCALE_1, FIXED_ROWS = 424_000, 400
+# The generator's default mix (30% inserts, some of several rows; 15% deletes),
+# measured from its output: events per planned change, live rows gained per change.
+EVENTS_PER_CHANGE, NET_GROWTH_PER_CHANGE = 1.06, 0.25
+MAX_CHANGE_FRACTION = 0.25
 
 
 def generate_changes(out: Path, scale: float, events: int) -> Landing:
@@ -59,9 +62,7 @@ def generate_changes(out: Path, scale: float, events: int) -> Landing:
     The CDC an earlier run generated with the same options is reused (at
     `--scale 0.1`, 70 minutes at 200 events/s take about 13 minutes to make).
     """
-    rows = int(ROWS_AT_SCALE_1 * scale) + FIXED_ROWS
-    batches = max(1, math.ceil(events / rows))
-    fraction = min(1.0, max(events / (rows * batches), 0.001))
+    batches, fraction = change_sizing(int(ROWS_AT_SCALE_1 * scale) + FIXED_ROWS, events)
     if _generated_with(out, scale, batches, fraction):
         return open_landing(out)
     fresh(out)
@@ -75,6 +76,35 @@ def generate_changes(out: Path, scale: float, events: int) -> Landing:
     )
     generate(options)
     return open_landing(out)
+
+
+def change_sizing(rows: int, events: int) -> tuple[int, float]:
+    """Change batches and the fraction of live rows each changes, for about `events` in all.
+
+    A batch changes `fraction` of the live rows, and its inserts outnumber its
+    deletes, so every batch is larger than the one before: sized as if the
+    table stayed put, a stream of many near-whole-table batches comes out
+    several times too long. The fraction is capped so the growth stays small,
+    and the batches are counted with it.
+    """
+    fraction = min(MAX_CHANGE_FRACTION, max(events / rows, 0.001))
+    batches = 1
+    while _stream_events(rows, fraction, batches) < events:
+        batches += 1
+    low, high = 0.001, fraction  # the fraction that makes `batches` batches hold `events`
+    for _ in range(40):
+        middle = (low + high) / 2
+        if _stream_events(rows, middle, batches) < events:
+            low = middle
+        else:
+            high = middle
+    return batches, round(high, 6)
+
+
+def _stream_events(rows: int, fraction: float, batches: int) -> float:
+    """Change events in `batches` batches of `fraction` of the live rows, the rows growing."""
+    growth = 1 + fraction * NET_GROWTH_PER_CHANGE
+    return fraction * rows * sum(growth**k for k in range(batches)) * EVENTS_PER_CHANGE
 
 
 def _generated_with(out: Path, scale: float, batches: int, fraction: float) -> bool:

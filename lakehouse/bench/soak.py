@@ -132,6 +132,8 @@ def prepare(conf: Settings, options: SoakOptions, log) -> tuple[Path, Landing, L
     events = int(options.rate * options.minutes * 60 / 1.15)  # deletes add a tombstone each
     log(f"TICKIT CDC, scale {options.scale:g}, about {events:,} change events (reused if made)")
     landing = generate_changes(work / "source", options.scale, events)
+    streamed = sum(landing.events(batch) for batch in range(1, landing.batches))
+    log(f"the stream: {streamed:,} change events, {landing.batches - 1} batches")
     turns = math.ceil(options.minutes / options.job_minutes) + 1
     second = reuse_or_generate(work / "second-source", SECOND_SCALE, turns, log, faults=False)
     return work, landing, second

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from ingestion.settings import settings
-from lakehouse.bench.latency import Prober
+from lakehouse.bench.latency import Prober, generate_changes
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, sample_of
 from lakehouse.bench.staging import open_landing
 
@@ -79,3 +79,12 @@ def test_the_feed_cuts_files_by_offset_and_samples_keyed_changes(tmp_path: Path)
     deleted = sample_of(records[2], "sales", ("salesid",), 40, 1.0)
     assert (created.key, deleted.key, created.file_offset) == (7, 8, 40)
     assert sample_of(records[1], "sales", ("salesid",), 40, 1.0) is None  # a tombstone
+
+
+def test_generated_stream_holds_about_the_events_asked_for(tmp_path) -> None:
+    # Batches grow with the table's inserts: sized as if it stayed put, a
+    # 30-minute soak's stream came out several times too long.
+    landing = generate_changes(tmp_path / "source", 0.01, 40_000)
+    streamed = sum(landing.events(batch) for batch in range(1, landing.batches))
+    assert 0.9 * 40_000 <= streamed <= 1.1 * 40_000
+    assert landing.batches > 2
