@@ -36,12 +36,20 @@ class ConfigError(UserError):
 
 @dataclass(frozen=True)
 class Source:
-    """A source system: which Debezium connector wrote its topics, and where they are read."""
+    """A source system: which Debezium connector wrote its topics, and where they are read.
+
+    With `include` patterns (Debezium's `schema.table` regular expressions) its
+    tables are also found from the topics `<topic_prefix>.<schema>.<table>`
+    (ingestion/discovery.py), not only listed one by one.
+    """
 
     name: str
     connector: str
     decimal_handling: str = "precise"
     kind: str = "landing"
+    topic_prefix: str = ""
+    include: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,18 @@ class _Reader:
             raise self.fail(name, f"{value!r} is not a whole number of at least 1")
         return value
 
+    def patterns(self, name: str) -> tuple[re.Pattern[str], ...]:
+        """Regular expressions, each matching a whole `schema.table`, in any case (as Debezium)."""
+        value = self.values.get(name, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(name, "must be a regular expression or a list of them")
+        try:
+            return tuple(re.compile(pattern, re.IGNORECASE) for pattern in value)
+        except re.error as error:
+            raise self.fail(name, f"not a regular expression: {error}") from error
+
     def names(self, name: str, required: bool) -> tuple[str, ...]:
         value = self.values.get(name, [] if not required else None)
         if isinstance(value, str):
@@ -123,11 +143,18 @@ def _source(path: Path, name: str, values: Any) -> Source:
         raise ConfigError(f"{path}: source '{name}' must be a mapping")
     overrides = settings().source_kinds
     reader = _Reader(path, f"source '{name}'", {**values, **_kind(overrides, name)})
+    include = reader.patterns("include")
+    prefix = reader.values.get("topic_prefix", "")
+    if include and not prefix:
+        raise reader.fail("topic_prefix", "is required with include (the connector's topic.prefix)")
     return Source(
         name=name,
         connector=reader.choice("connector", CONNECTORS, ""),
         decimal_handling=reader.choice("decimal_handling", DECIMAL_MODES, "precise"),
         kind=reader.choice("kind", SOURCE_KINDS, "landing"),
+        topic_prefix=reader.identifier("topic_prefix", prefix, TOPIC) if prefix else "",
+        include=include,
+        exclude=reader.patterns("exclude"),
     )
 
 
@@ -190,7 +217,22 @@ def _buckets(reader: _Reader, partition_by: tuple[str, ...]) -> int | None:
     return buckets
 
 
-def load_tables(path: Path = TABLES_FILE, database: str | None = None) -> dict[str, TableConfig]:
+@dataclass(frozen=True)
+class TableDocument:
+    """The table config as loaded: its listed tables, and what a found table is made of."""
+
+    path: Path
+    defaults: dict[str, Any]
+    sources: dict[str, Source]
+    tables: dict[str, TableConfig]
+
+    def found_table(self, source: Source, name: str, topic: str, key: list[str]) -> TableConfig:
+        """A table found from its topic, on the defaults, as if listed with these fields."""
+        values = {"source": source.name, "topic": topic, "key": key}
+        return _table(self.path, name, values, self.defaults, self.sources)
+
+
+def load_document(path: Path = TABLES_FILE, database: str | None = None) -> TableDocument:
     """Read and validate the whole table config; fail fast on the first error.
 
     Tables without a `database` go to `database`, by default the settings'
@@ -221,7 +263,12 @@ def load_tables(path: Path = TABLES_FILE, database: str | None = None) -> dict[s
     for table in tables.values():
         if topics.count(table.topic) > 1:
             raise ConfigError(f"{path}: table '{table.name}', field 'topic': used by two tables")
-    return tables
+    return TableDocument(path, defaults, sources, tables)
+
+
+def load_tables(path: Path = TABLES_FILE, database: str | None = None) -> dict[str, TableConfig]:
+    """The tables listed in the config (found ones: ingestion/discovery.py)."""
+    return load_document(path, database).tables
 
 
 def select_tables(tables: dict[str, TableConfig], names: list[str] | None) -> list[TableConfig]:

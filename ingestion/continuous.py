@@ -91,19 +91,28 @@ class Pacing:
 
 
 class TableWatch:
-    """The table config, read again when its file changes: a table added joins the next poll.
+    """The served tables, looked at again: a table added joins the next poll.
 
+    Looked at when the config file changes, and every `every_seconds` when a
+    source's patterns may find new tables at the source (ingestion/discovery.py).
     Only additions are followed: a changed entry of a table already served
     (its key, its type) waits for a restart, as a table's storage layout is
-    fixed when it is created. A file that does not load (an edit half made)
-    is reported once and the service keeps its tables until it loads.
+    fixed when it is created. A file that does not load (an edit half made) or
+    a broker that does not answer is reported and the service keeps its
+    tables until the next look.
     """
 
     def __init__(
-        self, path: Path, load: Callable[[], list[TableConfig]], log: Callable[[str], None]
+        self,
+        path: Path,
+        load: Callable[[], list[TableConfig]],
+        log: Callable[[str], None],
+        every_seconds: float | None = None,
     ) -> None:
         self.path, self.load, self.log = path, load, log
+        self.every_seconds = every_seconds
         self.stamp = self._stamp()
+        self.looked = time.monotonic()
 
     def _stamp(self) -> int:
         try:
@@ -111,16 +120,24 @@ class TableWatch:
         except OSError:
             return -1
 
-    def added(self, known: set[str]) -> list[TableConfig]:
-        """The tables the file holds now and `known` does not (nothing when unchanged)."""
+    def _due(self) -> bool:
         stamp = self._stamp()
-        if stamp == self.stamp:
+        waited = time.monotonic() - self.looked
+        due = stamp != self.stamp or (
+            self.every_seconds is not None and waited >= self.every_seconds
+        )
+        if due:
+            self.stamp, self.looked = stamp, time.monotonic()
+        return due
+
+    def added(self, known: set[str]) -> list[TableConfig]:
+        """The tables served now that `known` does not hold (nothing when not due)."""
+        if not self._due():
             return []
-        self.stamp = stamp
         try:
             tables = self.load()
         except UserError as error:
-            self.log(f"{self.path} changed but does not load, tables kept as they are: {error}")
+            self.log(f"tables kept as they are: {error}")
             return []
         return [table for table in tables if table.name not in known]
 

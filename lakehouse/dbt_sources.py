@@ -33,9 +33,10 @@ from typing import Any
 
 import yaml
 
-from ingestion.config import TableConfig, load_tables
+from ingestion.config import TableConfig
 from ingestion.decode.events import CDC_COLUMNS
 from ingestion.decode.types import FieldType, from_spark_type, widen
+from ingestion.discovery import served_tables
 from ingestion.errors import UserError
 from ingestion.hudi_timeline import TABLE_PROPERTIES
 from ingestion.paths import table_path, to_local_path
@@ -351,7 +352,7 @@ def missing_columns(text: str, bronze: BronzeColumns) -> tuple[str, ...]:
 
 def check(path: Path = SOURCES_FILE, bronze: BronzeColumns | None = None) -> SourcesCheck:
     """Whether the file is what the config and bronze generate, and the columns it lacks."""
-    tables = load_tables()
+    tables = served_tables().tables
     bronze = bronze_columns(tables) if bronze is None else bronze
     current = path.read_text()
     up_to_date = render(current, tables, bronze) == current
@@ -362,7 +363,7 @@ def write(
     path: Path = SOURCES_FILE, check: bool = False, bronze: BronzeColumns | None = None
 ) -> bool:
     """Regenerate the sources file; with `check`, only report. True when it was up to date."""
-    tables = load_tables()
+    tables = served_tables().tables
     bronze = bronze_columns(tables) if bronze is None else bronze
     current = path.read_text()
     wanted = render(current, tables, bronze)

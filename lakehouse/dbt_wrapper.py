@@ -14,7 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ingestion.config import load_tables
+from ingestion.config import load_document
+from ingestion.discovery import served_tables
 from ingestion.settings import PROJECT_DIR, Settings, settings
 from ingestion.spark import spark_conf, spark_env
 from lakehouse.thrift_client import require_server
@@ -45,7 +46,7 @@ def dbt_variables(conf: Settings | None = None) -> dict[str, str]:
     LAKEHOUSE_<KEY> names, so an override in the shell reaches both alike.
     """
     conf = conf or settings()
-    tables = load_tables(database=conf.bronze_database)
+    tables = served_tables(conf, load_document(database=conf.bronze_database)).tables
     keys = {name: list(table.key) for name, table in tables.items()}
     return {
         "LAKEHOUSE_THRIFT_HOST": conf.thrift_host,

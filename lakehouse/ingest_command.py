@@ -23,8 +23,9 @@ import yaml
 from pyspark.sql import SparkSession
 from rich.table import Table
 
-from ingestion.config import TABLES_FILE, TableConfig, load_tables, select_tables
+from ingestion.config import TABLES_FILE, TableConfig, load_document, select_tables
 from ingestion.continuous import TableWatch, serve
+from ingestion.discovery import Unserved, served_tables
 from ingestion.engine import Engine, ingest
 from ingestion.nothing_new import batch_settings, look_ahead
 from ingestion.preflight import check_run
@@ -225,19 +226,41 @@ def _write_failed(text: str, home: Path, continuous: Path | None) -> None:
         log.warning("the failed run's record could not be written: %s", unwritable)
 
 
+def _served(conf: Settings, said: set[Unserved] | None = None) -> dict[str, TableConfig]:
+    """The listed and found tables; a matched topic that cannot be served, and why.
+
+    A continuous service passes the topics it has reported (`said`), to report each once.
+    """
+    served = served_tables(conf, load_document())
+    if served.found and said is None:
+        output.say(f"found by pattern: {len(served.found)} table(s): {', '.join(served.found)}")
+    for unserved in served.unserved:
+        if said is None or unserved not in said:
+            output.say(f"topic {unserved.topic} not served: {unserved.reason}")
+            if said is not None:
+                said.add(unserved)
+    return served.tables
+
+
 def _run_ingest(
     conf: Settings, tables: list[str] | None, profile: bool, continuous: Path | None
 ) -> int:
     """`run_ingest` once its settings are read; a continuous service's record is `continuous`."""
-    selected = select_tables(load_tables(), tables)
+    selected = select_tables(_served(conf), tables)
     check_run(conf, landing=any(t.source.kind == "landing" for t in selected))
     if continuous is not None:
         spark, _ = _start_session(conf, continuous=True)
-        # Serving every table: tables added to the config while it runs join it.
+        # Serving every table: tables added to the config or found while it runs join it.
+        said: set[Unserved] = set()
         watch = (
             None
             if tables
-            else TableWatch(TABLES_FILE, lambda: list(load_tables().values()), output.say)
+            else TableWatch(
+                TABLES_FILE,
+                lambda: list(_served(conf, said).values()),
+                output.say,
+                conf.ingest_discover_seconds,
+            )
         )
         return run_continuous(spark, conf, selected, profile, continuous, watch)
     look = look_ahead(conf, selected)

@@ -40,7 +40,8 @@ DERBY_CLASS = "org.apache.derby.drda.NetworkServerControl"
 # them wait in the pool's queue.
 STATEMENT_THREADS = 8
 STATEMENT_THREAD_IDLE_SECONDS = 24 * 3600
-# How often the server looks for idle sessions and operations to close.
+# How often the server looks for idle sessions and operations to close, at most
+# (more often when one of their idle times is shorter; Hive's least is 3 s).
 SESSION_CHECK_SECONDS = 60
 # A wedged server does not act on SIGTERM in time: SIGKILL after this many seconds.
 WEDGED_STOP_SECONDS = 15
@@ -127,7 +128,8 @@ def _thrift_command(conf: Settings) -> list[str]:
         "--driver-memory",
         conf.thrift_driver_memory,
     ]
-    values = {**metastore_pool_conf(conf), **values}  # spark_conf may still override them
+    # spark_conf may still override them
+    values = {**metastore_pool_conf(conf), **server_time_conf(conf), **values}
     for key, value in values.items():
         if key != "spark.driver.memory":
             command += ["--conf", f"{key}={value}"]
@@ -145,34 +147,37 @@ def _thrift_command(conf: Settings) -> list[str]:
         "--hiveconf",
         f"hive.server2.async.exec.threads={STATEMENT_THREADS}",
         "--hiveconf",
-        f"hive.server2.async.exec.keepalive.time={STATEMENT_THREAD_IDLE_SECONDS}",
-        *_session_bounds(conf),
+        f"hive.server2.thrift.min.worker.threads={conf.thrift_handler_threads}",
     ]
     # spark-submit wants a primary resource; the Thrift server's class is in the wheel's jars.
     command.append("spark-internal")
     return command
 
 
-def _session_bounds(conf: Settings) -> list[str]:
-    """The Thrift server's handler threads and session lifetimes, as --hiveconf arguments.
+def server_time_conf(conf: Settings) -> dict[str, str]:
+    """How long the Thrift server's threads, sessions and operations live, as Spark settings.
 
-    Every connection is served by one handler thread, and every thread that
-    touches the metastore opens a store of its own (a DataNucleus persistence
-    manager); Hive keeps 5 threads and ends the others after 60 s idle, so a
-    client that opens a session per query had threads, and stores, made anew
-    all day, each dead thread's store shut only by its finalizer. Kept alive,
-    threads reuse their stores. Sessions and finished operations a client
-    abandons are closed after their idle time, not after Hive's 7 days
-    (docs/decisions/0014-thrift-server-stays-up.md).
+    Every connection is served by one handler thread (`thrift_handler_threads`
+    of them are kept, a --hiveconf), and every thread that touches the
+    metastore opens a store of its own: threads kept alive reuse their stores
+    (docs/decisions/0014-thrift-server-stays-up.md). Sessions and finished
+    operations a client abandons are closed after their idle time, not after
+    Hive's 7 and 5 days. These are time settings, which Spark writes into the
+    server's Hive configuration from the Hadoop configuration, defaults
+    included, after `--hiveconf` has been read: a `--hiveconf` time setting
+    is overwritten by Hive's default, so they go as `spark.hadoop.` settings
+    (docs/decisions/0016-thrift-operations-closed.md).
     """
+    idle = min(conf.thrift_idle_session_seconds, conf.thrift_idle_operation_seconds)
+    check_seconds = max(3, min(SESSION_CHECK_SECONDS, idle))
     bounds = {
-        "hive.server2.thrift.min.worker.threads": conf.thrift_handler_threads,
         "hive.server2.thrift.worker.keepalive.time": f"{conf.thrift_handler_idle_seconds}s",
+        "hive.server2.async.exec.keepalive.time": f"{STATEMENT_THREAD_IDLE_SECONDS}s",
         "hive.server2.idle.session.timeout": f"{conf.thrift_idle_session_seconds}s",
         "hive.server2.idle.operation.timeout": f"{conf.thrift_idle_operation_seconds}s",
-        "hive.server2.session.check.interval": f"{SESSION_CHECK_SECONDS}s",
+        "hive.server2.session.check.interval": f"{check_seconds}s",
     }
-    return [arg for key, value in bounds.items() for arg in ("--hiveconf", f"{key}={value}")]
+    return {f"spark.hadoop.{key}": value for key, value in bounds.items()}
 
 
 def metastore_pool_conf(conf: Settings) -> dict[str, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass
+from typing import Any
 
 from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
@@ -98,23 +99,43 @@ class Connection:
             ) from error
 
     def execute(self, sql: str) -> Result:
-        """Run one statement and fetch what it returns."""
+        """Run one statement, fetch what it returns, and close it on the server.
+
+        The server keeps a statement's operation, with its whole result and
+        query plan, until the client closes it or the session ends: on a
+        connection that lives for hours, statements left open were what filled
+        the Thrift server's heap (docs/decisions/0016-thrift-operations-closed.md).
+        """
         from pyhive import exc
 
+        cursor = self._connection.cursor()
         try:
-            cursor = self._connection.cursor()
-            cursor.execute(sql)
-            if not cursor.description or sql.lstrip().lower().startswith(NO_RESULT_STATEMENTS):
-                return Result([], [])
-            rows = cursor.fetchall()
-            # Hive may prefix names with the table alias ("t.col"); callers use the bare name.
-            columns = [column[0].rsplit(".", 1)[-1] for column in cursor.description]
+            result = self._fetch(cursor, sql)
         except exc.Error as error:
+            self._close(cursor)
             raise QueryFailed(str(error)) from error
         except Exception as error:  # a transport error: a timed-out read is NoAnswer
             self._raise_for(error)
             raise
-        return Result(columns, rows)
+        self._close(cursor)
+        return result
+
+    @staticmethod
+    def _fetch(cursor: Any, sql: str) -> Result:
+        cursor.execute(sql)
+        if not cursor.description or sql.lstrip().lower().startswith(NO_RESULT_STATEMENTS):
+            return Result([], [])
+        rows = cursor.fetchall()
+        # Hive may prefix names with the table alias ("t.col"); callers use the bare name.
+        return Result([column[0].rsplit(".", 1)[-1] for column in cursor.description], rows)
+
+    def _close(self, cursor: Any) -> None:
+        """Close the statement's operation (PyHive's CloseOperation), as a timed-out read tells."""
+        try:
+            cursor.close()
+        except Exception as error:
+            self._raise_for(error)
+            raise
 
     def close(self) -> None:
         """Close the session; on a server that stopped answering, just the socket."""

@@ -15,6 +15,7 @@ against the generator's; figures of a run whose state is wrong are void.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
 import json
 import os
@@ -52,6 +53,7 @@ ROWS_AT_SCALE_1, FIXED_ROWS = 424_000, 400
 # measured from its output: events per planned change, live rows gained per change.
 EVENTS_PER_CHANGE, NET_GROWTH_PER_CHANGE = 1.06, 0.25
 MAX_CHANGE_FRACTION = 0.25
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def generate_changes(out: Path, scale: float, events: int) -> Landing:
@@ -274,7 +276,17 @@ def start_service(
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
+        preexec_fn=_stopped_with_parent,
     )
+
+
+def _stopped_with_parent() -> None:
+    """In the service's process: SIGTERM when the bench ends, however it ends.
+
+    A bench that fails or is interrupted mid-stream would otherwise leave the
+    service ingesting into its work folder (Linux's PR_SET_PDEATHSIG).
+    """
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def wait_health(

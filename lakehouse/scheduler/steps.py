@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ingestion.config import TableConfig, load_tables, select_tables
+from ingestion.config import TableConfig, select_tables
+from ingestion.discovery import served_tables
 from ingestion.results import IngestRun
 from ingestion.settings import PROJECT_DIR, Settings
 from lakehouse.dbt_wrapper import run_dbt
@@ -106,7 +107,8 @@ class JobRunner:
     def ingest(self, step: Step, record: StepRecord) -> None:
         from lakehouse.ingest_command import summary_table
 
-        run = self._ingestor(select_tables(load_tables(), list(step.tables) or None))
+        served = served_tables(self.conf).tables
+        run = self._ingestor(select_tables(served, list(step.tables) or None))
         console.print(summary_table(run.tables))
         self.touched = run.touched
         record.detail = IngestDetail.of(run)

@@ -78,6 +78,41 @@ def test_a_connection_keeps_one_server_session_for_its_statements(local_stack: N
         thrift_client.execute("select x from session_probe")
 
 
+def test_a_long_lived_connection_leaves_no_statement_open_on_the_server(
+    local_stack: None, monkeypatch
+) -> None:
+    """The server holds a statement's result and plan until it is closed: the prober's
+    connection held every one for hours (docs/decisions/0016-thrift-operations-closed.md)."""
+    from pyhive import hive
+    from TCLIService import ttypes
+
+    handles = []
+    execute = hive.Cursor.execute
+
+    def recording(cursor, *args, **kwargs):
+        execute(cursor, *args, **kwargs)
+        handles.append(cursor._operationHandle)
+
+    with thrift_client.Connection() as connection:
+        monkeypatch.setattr(hive.Cursor, "execute", recording)  # after the session's own USE
+        for n in range(5):
+            assert connection.execute(f"select {n}").rows == [(n,)]
+        with pytest.raises(thrift_client.QueryFailed):
+            connection.execute("select * from no_such_table")  # refused: no operation
+        assert connection.execute("select 5").rows == [(5,)]
+        client = connection._connection.client
+        statuses = [
+            client.GetOperationStatus(ttypes.TGetOperationStatusReq(handle)).status
+            for handle in handles
+        ]
+    # Closed on the server: it no longer knows the handle (open, it says FINISHED).
+    assert len(statuses) == 6
+    error = ttypes.TStatusCode.ERROR_STATUS
+    assert all(
+        s.statusCode == error and "Invalid OperationHandle" in s.errorMessage for s in statuses
+    ), [(s.statusCode, s.errorMessage) for s in statuses]
+
+
 def test_dbt_debug_connects_to_the_local_target(local_stack: None) -> None:
     result = run_dbt(["debug", "--target", "local"])
     assert result.returncode == 0

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ingestion.settings import Settings, load_settings
-from lakehouse import stack
+from lakehouse import stack, thrift_client
 
 # Sessions opened at once per wave: more than Hive's default kept-alive handler
 # threads (5), as a dashboard and a few clients give.
@@ -35,15 +35,15 @@ HANDLER_THREAD = re.compile(r'^"HiveServer2-Handler-Pool: Thread-(\d+)"', re.M)
 
 @pytest.fixture
 def own_stack(tmp_path, free_port) -> Iterator[Settings]:
-    """A stack of its own, its idle handler threads dying after 1 s (Hive's default: 60 s)."""
+    """A stack of its own: idle handler threads end after 1 s (Hive's default: 60 s), and
+    finished operations left open are closed after 3 s idle (Hive's: 5 days)."""
     conf = load_settings(
         {
             "home": str(tmp_path),
             "thrift_port": free_port(),
             "metastore_port": free_port(),
             "thrift_handler_idle_seconds": 1,
-            # The same on a server that knows no such setting.
-            "spark_conf": {"spark.hadoop.hive.server2.thrift.worker.keepalive.time": "1"},
+            "thrift_idle_operation_seconds": 3,
         }
     )
     stack.up(conf, log=lambda _: None)
@@ -86,6 +86,18 @@ def handler_threads(pid: int) -> set[int]:
     return {int(thread_id) for thread_id in HANDLER_THREAD.findall(dump)}
 
 
+def operation_open(connection, handle) -> bool:
+    """Whether the server still holds the operation (a closed one's handle is invalid)."""
+    from TCLIService import ttypes
+
+    request = ttypes.TGetOperationStatusReq(handle)
+    status = connection.client.GetOperationStatus(request).status
+    if status.statusCode == ttypes.TStatusCode.ERROR_STATUS:
+        assert "Invalid OperationHandle" in status.errorMessage, status.errorMessage
+        return False
+    return True
+
+
 def register_tables(conf: Settings, database: str) -> subprocess.Popen:
     """A second process registering tables in the same catalog, as an ingest of another
     bronze database does."""
@@ -109,15 +121,25 @@ def register_tables(conf: Settings, database: str) -> subprocess.Popen:
     )
 
 
-def test_session_churn_and_a_second_client_keep_the_server_serving(own_stack) -> None:
+def test_session_churn_a_second_client_and_abandoned_statements_leave_it_serving(
+    own_stack,
+) -> None:
     """Waves of new sessions (a dashboard's session per query) while another process
     registers tables: the handler threads, and so their metastore stores, are reused
     (before: 5 kept, the rest died after their idle time and were made anew, each
-    thread's store left for a finalizer), and a new session answers at once."""
+    thread's store left for a finalizer), and a new session answers at once. A
+    statement its client leaves open on a session that stays is closed by the server
+    after its idle time (before: Hive's default of 5 days, as Spark overwrote the
+    setting; docs/decisions/0016-thrift-operations-closed.md)."""
     conf = own_stack
     pid = stack.thrift_pid(conf)
     assert pid is not None
     assert select_one(conf) == [(1,)]  # warm: the server's first metastore store is made
+    session = thrift_client.Connection(conf, timeout=ANSWER_SECONDS)
+    idle = session._connection  # PyHive's, to leave a statement open as a careless client does
+    abandoned = idle.cursor()
+    abandoned.execute("select 1")
+    assert abandoned.fetchall() == [(1,)] and operation_open(idle, abandoned._operationHandle)
     writer = register_tables(conf, "second_bronze")
     seen: set[int] = set()
     try:
@@ -139,6 +161,11 @@ def test_session_churn_and_a_second_client_keep_the_server_serving(own_stack) ->
     assert select_one(conf) == [(1,)]
     assert stack.query("select count(*) from second_bronze.t2", conf) == [(1,)]
     assert len(seen) <= max(WAVE_WIDTH, conf.thrift_handler_threads), sorted(seen)
+    deadline = time.monotonic() + ANSWER_SECONDS
+    while operation_open(idle, abandoned._operationHandle):
+        assert time.monotonic() < deadline, "an abandoned statement stayed open"
+        time.sleep(0.5)
+    session.close()
 
 
 def test_status_names_a_wedged_server_and_up_replaces_it(own_stack) -> None:
