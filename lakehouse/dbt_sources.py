@@ -156,13 +156,18 @@ def _columns(
     key: tuple[str, ...],
     held: Mapping[str, str],
 ) -> list[dict[str, Any]]:
-    """Key (when not a config column), config columns, evolved columns, then Hudi and CDC."""
+    """Key (when not a config column), config columns, evolved columns, then Hudi and CDC.
+
+    A key outside the config (a table found by pattern lists none) takes bronze's type.
+    """
     by_name = {column["name"]: column for column in existing}
     typed = {
         name: _bronze_or_config(field, held.get(name)) for name, field in table.columns.items()
     }
     names = [k for k in key if k not in typed] + list(typed)
-    columns = [_column(name, typed.get(name), by_name.get(name), key) for name in names]
+    columns = [
+        _column(name, typed.get(name) or held.get(name), by_name.get(name), key) for name in names
+    ]
     columns += _evolved(existing, set(names), held)
     shared = {value["name"]: value for value in anchors.values() if "name" in value}
     for name in (*HOODIE_COLUMNS, *CDC_COLUMNS):

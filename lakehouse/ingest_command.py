@@ -226,19 +226,18 @@ def _write_failed(text: str, home: Path, continuous: Path | None) -> None:
         log.warning("the failed run's record could not be written: %s", unwritable)
 
 
-def _served(conf: Settings, said: set[Unserved] | None = None) -> dict[str, TableConfig]:
+def _served(conf: Settings, said: set[Unserved], first: bool = False) -> dict[str, TableConfig]:
     """The listed and found tables; a matched topic that cannot be served, and why.
 
-    A continuous service passes the topics it has reported (`said`), to report each once.
+    Each such topic is said once per process (`said` holds those said already).
     """
     served = served_tables(conf, load_document())
-    if served.found and said is None:
+    if served.found and first:
         output.say(f"found by pattern: {len(served.found)} table(s): {', '.join(served.found)}")
     for unserved in served.unserved:
-        if said is None or unserved not in said:
+        if unserved not in said:
             output.say(f"topic {unserved.topic} not served: {unserved.reason}")
-            if said is not None:
-                said.add(unserved)
+            said.add(unserved)
     return served.tables
 
 
@@ -246,12 +245,12 @@ def _run_ingest(
     conf: Settings, tables: list[str] | None, profile: bool, continuous: Path | None
 ) -> int:
     """`run_ingest` once its settings are read; a continuous service's record is `continuous`."""
-    selected = select_tables(_served(conf), tables)
+    said: set[Unserved] = set()
+    selected = select_tables(_served(conf, said, first=True), tables)
     check_run(conf, landing=any(t.source.kind == "landing" for t in selected))
     if continuous is not None:
         spark, _ = _start_session(conf, continuous=True)
         # Serving every table: tables added to the config or found while it runs join it.
-        said: set[Unserved] = set()
         watch = (
             None
             if tables

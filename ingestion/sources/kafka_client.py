@@ -34,7 +34,6 @@ def _config(servers: str, options: dict[str, str]) -> dict[str, Any]:
         "bootstrap_servers": servers.split(","),
         "enable_auto_commit": False,
         "request_timeout_ms": TIMEOUT_MS + 1000,
-        "api_version_auto_timeout_ms": TIMEOUT_MS,
     }
 
 

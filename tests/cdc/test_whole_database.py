@@ -77,7 +77,8 @@ def rows_of(spark, table: str, columns: list[str]) -> list[tuple]:
 def wait_for(what: str, ready: Callable[[], bool], process: subprocess.Popen, log: Path) -> None:
     deadline = time.monotonic() + DEADLINE_SECONDS
     while not ready():
-        assert process.poll() is None, f"the service exited before {what}: {log.read_text()[-2000:]}"
+        said = log.read_text()[-2000:]
+        assert process.poll() is None, f"the service exited before {what}: {said}"
         assert time.monotonic() < deadline, f"{what}: not within {DEADLINE_SECONDS} s"
         time.sleep(0.5)
 
