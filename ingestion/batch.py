@@ -121,28 +121,26 @@ class CountedBatch:
 def count_batch(batch: DecodedBatch) -> CountedBatch:
     """Flavours of the lines, ops of the events and the rejects: one Spark job, not three.
 
-    The same job takes the events' lowest and highest source position, and
-    counts the placeholders per column (UNAVAILABLE): finding none costs no job.
+    The same job takes the events' lowest and highest source position and
+    newest source time, and counts the placeholders per column (UNAVAILABLE):
+    finding none costs no job.
     """
-    no_position = F.lit(None).cast("string").alias("position")
+    none = (F.lit(None).cast("string").alias("position"), F.lit(None).cast("long").alias("ms"))
     placeholders = batch.events.where(F.size(UNAVAILABLE) > 0).select(
-        F.lit("unavailable").alias("kind"), F.explode(UNAVAILABLE).alias("value"), no_position
+        F.lit("unavailable").alias("kind"), F.explode(UNAVAILABLE).alias("value"), *none
     )
     counted = (
-        batch.lines.select(
-            F.lit("flavour").alias("kind"), F.col("flavour").alias("value"), no_position
-        )
+        batch.lines.select(F.lit("flavour").alias("kind"), F.col("flavour").alias("value"), *none)
         .unionByName(
             batch.events.select(
                 F.lit("op").alias("kind"),
                 F.col("_cdc_op").alias("value"),
                 F.col("_cdc_position").alias("position"),
+                F.expr("unix_millis(_cdc_source_ts)").alias("ms"),
             )
         )
         .unionByName(
-            batch.rejects.select(
-                F.lit("reject").alias("kind"), F.lit("").alias("value"), no_position
-            )
+            batch.rejects.select(F.lit("reject").alias("kind"), F.lit("").alias("value"), *none)
         )
         .unionByName(placeholders)
         .groupBy("kind", "value")
@@ -150,6 +148,7 @@ def count_batch(batch: DecodedBatch) -> CountedBatch:
             F.count(F.lit(1)).alias("count"),
             F.min("position").alias("first"),
             F.max("position").alias("last"),
+            F.max("ms").alias("ms"),
         )
         .collect()
     )
@@ -161,6 +160,7 @@ def count_batch(batch: DecodedBatch) -> CountedBatch:
         counts,
         first_position=min((r["first"] for r in ops), default=None),
         last_position=max((r["last"] for r in ops), default=None),
+        newest_source_ms=max((r["ms"] for r in ops if r["ms"] is not None), default=None),
     )
     return CountedBatch(counts, dict(sorted(unavailable.items())))
 

@@ -26,7 +26,7 @@ from ingestion.plan import TablePlan
 from ingestion.profile import Profiler
 from ingestion.results import BatchCounts
 from ingestion.settings import Settings
-from ingestion.table_state import BUCKETS_KEY, LAST_POSITION_KEY
+from ingestion.table_state import BUCKETS_KEY, LAST_POSITION_KEY, NEWEST_SOURCE_KEY
 
 log = logging.getLogger(__name__)
 
@@ -216,6 +216,8 @@ def write_bronze(
 ) -> None:
     """Merge the bronze rows into the current state, with the checkpoint.
 
+    The commit also records the newest source time bronze holds (NEWEST_SOURCE_KEY).
+
     A new table fed only snapshot reads and creates is bulk-inserted; anything
     else needs Hudi's merge to keep the latest change per key.
     """
@@ -223,6 +225,8 @@ def write_bronze(
     parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
     layout = bronze_layout(conf, plan)
     buckets = {BUCKETS_KEY: str(layout.buckets)} if layout.buckets is not None else {}
+    times = [t for t in (plan.bronze.newest_source_ms, counts.newest_source_ms) if t is not None]
+    newest = {NEWEST_SOURCE_KEY: str(max(times))} if times else {}
     timed_write(
         profile,
         "bronze write",
@@ -232,6 +236,7 @@ def write_bronze(
             **hudi_writer.bronze_options(plan.table, parallelism, layout),
             **write_options(plan.batch.checkpoint),
             **buckets,
+            **newest,
         },
         "bulk_insert" if new_bronze and counts.only_inserts else "upsert",
         new_bronze,

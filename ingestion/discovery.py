@@ -47,6 +47,7 @@ class Served:
     tables: dict[str, TableConfig]
     found: list[str] = field(default_factory=list)
     unserved: list[Unserved] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # a source's topics no pattern takes
 
 
 def matching(source: Source, topic: str) -> str | None:
@@ -83,7 +84,10 @@ def discover(
         if not source.include:
             continue
         for topic in sorted(topics_of(source)):
-            if topic in listed or (schema_table := matching(source, topic)) is None:
+            if topic in listed:
+                continue
+            if (schema_table := matching(source, topic)) is None:
+                served.unread.append(topic)
                 continue
             name = table_name(schema_table)
             key = key_of(source, topic)
@@ -104,7 +108,7 @@ def discover(
 def served_tables(conf: Settings | None = None, document: TableDocument | None = None) -> Served:
     """`discover` on this machine's broker and landing zone (the broker only when asked)."""
     conf, document = conf or settings(), document or load_document()
-    keys = kafka_client.KeyReader(conf.kafka_servers, conf.kafka_options)
+    keys = kafka_client.TopicReader(conf.kafka_servers, conf.kafka_options)
     try:
         return discover(
             document,

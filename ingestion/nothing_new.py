@@ -60,20 +60,39 @@ def _extra_metadata(commit: Path) -> dict[str, str]:
     return records[0].get("extraMetadata") or {}
 
 
-def committed_checkpoint(path: str, topic: str) -> Checkpoint:
-    """What read_state finds: the newest completed commit's checkpoint; empty with no table."""
+@dataclass(frozen=True)
+class Committed:
+    """A table's newest completed commit that holds a checkpoint, read as read_state reads it."""
+
+    metadata: dict[str, str]  # that commit's extra metadata; {} with no commit
+    completed_at: str | None = None  # the newest completed commit's completion time (Hudi's)
+
+    def checkpoint(self, topic: str) -> Checkpoint:
+        """Its checkpoint; an empty one with no commit."""
+        text = self.metadata.get(KEY)
+        return Checkpoint.from_json(text) if text else Checkpoint(topic)
+
+
+def committed(path: str) -> Committed:
+    """The newest completed commit holding a checkpoint; nothing with no table or commit."""
     hoodie = local_path(path) / ".hoodie"
     if not (hoodie / TABLE_PROPERTIES).exists():
-        return Checkpoint(topic)
+        return Committed({})
     timeline = hoodie / "timeline"
     names = os.listdir(timeline) if timeline.is_dir() else []
-    completed = sorted((m["t"], name) for name in names if (m := COMPLETED.match(name)))
-    for _, name in reversed(completed):
-        if text := _extra_metadata(timeline / name).get(KEY):
-            return Checkpoint.from_json(text)
+    completed = sorted((m["t"], m["done"], name) for name in names if (m := COMPLETED.match(name)))
+    newest = max((done for _, done, _ in completed), default=None)
+    for _, _, name in reversed(completed):
+        if (metadata := _extra_metadata(timeline / name)).get(KEY):
+            return Committed(metadata, newest)
     if completed:  # the engine would walk the same commits; leave the odd case to it
         raise Unsure(f"{path}: no completed commit holds a checkpoint")
-    return Checkpoint(topic)
+    return Committed({})
+
+
+def committed_checkpoint(path: str, topic: str) -> Checkpoint:
+    """What read_state finds: the newest completed commit's checkpoint; empty with no table."""
+    return committed(path).checkpoint(topic)
 
 
 def topic_files(landing: str, topic: str) -> tuple[list[LandingFile], dict[str, int]]:

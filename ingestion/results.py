@@ -23,7 +23,8 @@ OPS = "rcudt"  # Debezium's ops: read (snapshot), create, update, delete, trunca
 class BatchCounts:
     """Counts over one decoded batch: line flavours, event ops and rejected lines.
 
-    With the lowest and highest source position of its events (ordering.py).
+    With the lowest and highest source position of its events (ordering.py),
+    and its newest event's source commit time.
     """
 
     flavours: dict[str, int] = field(default_factory=dict)
@@ -31,6 +32,7 @@ class BatchCounts:
     rejects: int = 0
     first_position: str | None = None
     last_position: str | None = None
+    newest_source_ms: int | None = None  # the newest event's source commit time (epoch ms)
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, int]]) -> BatchCounts:

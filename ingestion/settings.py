@@ -52,6 +52,7 @@ class Settings:
     ingest_min_sync_seconds: float
     ingest_health_file: Path
     ingest_discover_seconds: float
+    status_behind_seconds: float
     record_index_min_mb: int
     metastore_uri: str
     metastore_port: int

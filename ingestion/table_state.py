@@ -31,6 +31,9 @@ BUCKETS_KEY = PREFIX + "buckets"
 # The highest source position (ordering.py) of every event a changelog holds:
 # a batch whose events all sort after it holds no event the changelog has.
 LAST_POSITION_KEY = PREFIX + "last_position"
+# The newest source commit time (epoch ms) of any event a bronze table holds:
+# what `lakehouse status` calls "data as of", read without Spark.
+NEWEST_SOURCE_KEY = PREFIX + "newest_source_ms"
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class TableState:
     merge_on_read: bool = False
     buckets: int | None = None  # the bucket index's bucket count, when it has one
     last_position: str | None = None  # LAST_POSITION_KEY, when its commits record it
+    newest_source_ms: int | None = None  # NEWEST_SOURCE_KEY, when its commits record it
 
 
 def _meta_client(spark: SparkSession, path: str) -> Any:
@@ -91,18 +95,25 @@ def _from_commits(
     schema: T.StructType | None = None
     buckets: int | None = None
     last_position: str | None = None
+    newest_source_ms: str | None = None
     for commit in reversed(list(timeline.getInstants())):
         metadata = hudi.common.table.timeline.TimelineUtils.getCommitMetadata(commit, timeline)
         if checkpoint is None and (text := metadata.getMetadata(KEY)):
             checkpoint = Checkpoint.from_json(text)
             buckets = int(count) if (count := metadata.getMetadata(BUCKETS_KEY)) else None
             last_position = metadata.getMetadata(LAST_POSITION_KEY) or None
+            newest_source_ms = metadata.getMetadata(NEWEST_SOURCE_KEY) or None
         if details and schema is None and (avro := metadata.getMetadata(SCHEMA_KEY)):
             schema = _spark_schema(spark, avro)
         if checkpoint is not None and (schema is not None or not details):
             break
     state = TableState(
-        True, checkpoint or Checkpoint(topic), schema, instant, last_position=last_position
+        True,
+        checkpoint or Checkpoint(topic),
+        schema,
+        instant,
+        last_position=last_position,
+        newest_source_ms=int(newest_source_ms) if newest_source_ms else None,
     )
     if not details:
         return state

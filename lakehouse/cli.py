@@ -221,6 +221,52 @@ def _tables_parser(commands: argparse._SubParsersAction) -> None:
     add.set_defaults(handler=_tables)
 
 
+def _status(args: argparse.Namespace) -> int:
+    from lakehouse import status
+
+    lake = status.lake_status(names=args.tables)
+    if args.json:
+        print(lake.to_json())
+    else:
+        output.console.print(status.status_table(lake))
+        for line in status.summary_lines(lake):
+            output.say(line)
+    return status.EXIT_BEHIND if lake.behind else 0
+
+
+def _status_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "status",
+        help="how far each bronze table is behind its source: lag, backlog, the service "
+        "(exit 5 when a change waits longer than status_behind_seconds)",
+    )
+    parser.add_argument("--tables", nargs="+", help="only these tables (default: all served)")
+    parser.add_argument("--json", action="store_true", help="print the status as JSON")
+    parser.set_defaults(handler=_status)
+
+
+def _reconcile(args: argparse.Namespace) -> int:
+    from ingestion.settings import settings
+    from ingestion.spark import build_session
+    from lakehouse import reconcile
+
+    conf = settings()
+    spark = build_session("lakehouse-reconcile", conf, conf.run_dir / "lakehouse-reconcile.log")
+    result = reconcile.reconcile(spark, conf, args.tables, output.say)
+    record = reconcile.write_record(conf, result)
+    output.say(reconcile.summary_line(result, record))
+    return 1 if result.differing else 0
+
+
+def _reconcile_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "reconcile",
+        help="bronze's rows against the source database's own, key by key (exit 1 on a difference)",
+    )
+    parser.add_argument("--tables", nargs="+", help="only these tables (default: all served)")
+    parser.set_defaults(handler=_reconcile)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.live:
         from lakehouse import live_job
@@ -451,6 +497,8 @@ PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _dbt_sources_parser,
     _tables_parser,
     _jobs_parser,
+    _status_parser,
+    _reconcile_parser,
     _docs_parser,
     _dashboard_parser,
     _bench_parser,
@@ -537,7 +585,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cause chain: `lakehouse.errors_text`). Exit codes: 0 success, 1 an
     unexpected failure, 2 a problem the user can fix (settings, table config,
     stack, paths), 3 records quarantined (`lakehouse ingest`), 4 another job
-    holds the lock (`lakehouse jobs run`).
+    holds the lock (`lakehouse jobs run`); `lakehouse reconcile` exits 1 when a
+    table differs from its source; 5 a table is behind past
+    `status_behind_seconds` (`lakehouse status`).
     """
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose or args.debug)

@@ -1,10 +1,11 @@
-"""The broker from Python, without Spark: its topics, and a topic's record key schema.
+"""The broker from Python, without Spark: its topics, their offsets and records' keys.
 
 Discovery (ingestion/discovery.py) runs before a run's Spark session starts
-and between a continuous service's polls, so it uses kafka-python rather than
-the JVM client of kafka.py. The settings' `kafka_options` are the Java
-client's property names; those kafka-python shares (`security.protocol`,
-`sasl.mechanism`, `ssl.cafile`, ...) are passed with dots as underscores.
+and between a continuous service's polls, and `lakehouse status` starts no
+Spark at all, so both use kafka-python rather than the JVM client of
+kafka.py. The settings' `kafka_options` are the Java client's property names;
+those kafka-python shares (`security.protocol`, `sasl.mechanism`,
+`ssl.cafile`, ...) are passed with dots as underscores.
 """
 
 from __future__ import annotations
@@ -56,29 +57,56 @@ def topics(servers: str, prefix: str, options: dict[str, str] | None = None) -> 
         consumer.close()
 
 
-class KeyReader:
-    """Reads the key of a topic's first records, on one consumer opened when first needed."""
+class TopicReader:
+    """Reads topics' records and offsets, on one consumer opened when first needed."""
 
     def __init__(self, servers: str, options: dict[str, str] | None = None) -> None:
         self.servers, self.options = servers, options or {}
         self._consumer: KafkaConsumer | None = None
+
+    @property
+    def consumer(self) -> KafkaConsumer:
+        if self._consumer is None:
+            self._consumer = _consumer(self.servers, self.options)
+        return self._consumer
+
+    def _partitions(self, topic: str) -> list[TopicPartition]:
+        return [TopicPartition(topic, p) for p in self.consumer.partitions_for_topic(topic) or ()]
 
     def key(self, topic: str) -> bytes | None:
         """The first non-null key among the topic's earliest records.
 
         b"" when the topic has no record yet, None when its records have no key.
         """
-        if self._consumer is None:
-            self._consumer = _consumer(self.servers, self.options)
-        consumer = self._consumer
-        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        partitions = self._partitions(topic)
         if not partitions:
             return b""
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        polled = consumer.poll(timeout_ms=TIMEOUT_MS, max_records=50)
+        self.consumer.assign(partitions)
+        self.consumer.seek_to_beginning(*partitions)
+        polled = self.consumer.poll(timeout_ms=TIMEOUT_MS, max_records=50)
         keys = [record.key for records in polled.values() for record in records]
         return next((key for key in keys if key), None if keys else b"")
+
+    def bounds(self, topic: str) -> dict[int, tuple[int, int]]:
+        """(earliest, end) offset of each partition, as kafka.py's `bounds` reads them."""
+        partitions = self._partitions(topic)
+        try:
+            earliest = self.consumer.beginning_offsets(partitions)
+            ends = self.consumer.end_offsets(partitions)
+        except KafkaError as error:
+            raise BrokerUnavailable(
+                f"Kafka at {self.servers} did not give the offsets of {topic} "
+                f"({type(error).__name__})"
+            ) from error
+        return {tp.partition: (earliest[tp], ends[tp]) for tp in partitions}
+
+    def timestamp_ms(self, topic: str, partition: int, offset: int) -> int | None:
+        """The timestamp of the record at `offset` (Kafka's, the time it was produced)."""
+        where = TopicPartition(topic, partition)
+        self.consumer.assign([where])
+        self.consumer.seek(where, offset)
+        polled = self.consumer.poll(timeout_ms=TIMEOUT_MS, max_records=1)
+        return next((r.timestamp for records in polled.values() for r in records), None)
 
     def close(self) -> None:
         if self._consumer is not None:

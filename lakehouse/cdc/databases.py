@@ -183,17 +183,17 @@ def postgres_health(conf: Settings) -> None:
 
 def mariadb_health(conf: Settings) -> None:
     """The root account over the socket (the loopback account may not exist yet)."""
-    with closing(_mariadb_root(conf)) as connection, connection.cursor() as cursor:
+    with closing(mariadb_root(conf)) as connection, connection.cursor() as cursor:
         cursor.execute("select 1")
 
 
-def _mariadb_root(conf: Settings) -> pymysql.Connection:
+def mariadb_root(conf: Settings) -> pymysql.Connection:
     return pymysql.connect(unix_socket=str(mariadb_socket(conf)), user="root", connect_timeout=5)
 
 
 def create_source_databases(conf: Settings) -> None:
     """ecomm and the loopback account in MariaDB; the tickit database and ems schema in PG."""
-    with closing(_mariadb_root(conf)) as connection, connection.cursor() as cursor:
+    with closing(mariadb_root(conf)) as connection, connection.cursor() as cursor:
         cursor.execute(f"create database if not exists {MARIADB_DATABASE}")
         cursor.execute(f"create user if not exists '{MARIADB_USER}'@'{LOOPBACK}'")
         cursor.execute(f"grant all privileges on *.* to '{MARIADB_USER}'@'{LOOPBACK}'")

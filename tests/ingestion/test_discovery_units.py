@@ -55,7 +55,8 @@ def test_found_tables_take_the_defaults_and_listed_ones_win(tmp_path: Path) -> N
     document = _document(tmp_path)
     topics = {
         "shop": ["app.public.orders", "app.public.customers", "app.public.audit_log",
-                 "app.public.2fa", "app.public.empty", "app.billing.invoice"],
+                 "app.public.2fa", "app.public.empty", "app.billing.invoice",
+                 "app.public.tmp_load", "app.billing.refund"],
         "files": ["lake.db.t1"],
     }  # fmt: skip
     keys = {
@@ -80,6 +81,7 @@ def test_found_tables_take_the_defaults_and_listed_ones_win(tmp_path: Path) -> N
     assert served.tables["invoice"].key == ("invoice_no", "year")
     left_out = {u.topic: u.reason for u in served.unserved}
     assert left_out == {"app.public.audit_log": NO_KEY_FIX, "lake.db.t1": LANDING_KEY_FIX}
+    assert served.unread == ["app.billing.refund", "app.public.tmp_load"]  # excluded, unmatched
 
 
 def test_a_found_name_taken_by_another_table_is_left_out_with_the_fix(tmp_path: Path) -> None:

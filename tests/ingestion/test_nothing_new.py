@@ -15,53 +15,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import fastavro
 import pytest
 
-from ingestion.checkpoint import KEY, Checkpoint
 from ingestion.nothing_new import STEP, look_ahead, nothing_new
 from ingestion.paths import TablePaths
 from ingestion.settings import Settings
 from ingestion.spark import QUICK_JIT, for_batch
 
 from .bronze import make_landing, settings_for, tables_for
+from .timeline import commit, sink_file
 
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
-
-COMMIT_SCHEMA = fastavro.parse_schema(
-    {
-        "type": "record",
-        "name": "HoodieCommitMetadata",
-        "namespace": "org.apache.hudi.avro.model",
-        "fields": [
-            {
-                "name": "extraMetadata",
-                "type": ["null", {"type": "map", "values": ["null", "string"]}],
-                "default": None,
-            }
-        ],
-    }
-)
-
-
-def commit(table: Path, requested: str, offsets: dict[int, int] | None, topic: str) -> Path:
-    """A completed commit; `offsets` None leaves the checkpoint out (a compaction's commit)."""
-    timeline = table / ".hoodie" / "timeline"
-    timeline.mkdir(parents=True, exist_ok=True)
-    (table / ".hoodie" / "hoodie.properties").touch()
-    extra = {} if offsets is None else {KEY: Checkpoint(topic, offsets).to_json()}
-    path = timeline / f"{requested}_{int(requested) + 5}.commit"
-    with path.open("wb") as out:
-        fastavro.writer(out, COMMIT_SCHEMA, [{"extraMetadata": extra}])
-    return path
-
-
-def sink_file(landing: Path, topic: str, offset: int, text: str = "{}\n") -> Path:
-    folder = landing / "topics" / topic / "year=2026" / "month=11" / "day=25"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{topic}+0+{offset:010d}.json"
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture

@@ -9,11 +9,13 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
+from ingestion.paths import table_path, to_hadoop_uri
 from ingestion.settings import settings
 from lakehouse.scheduler.jobs_file import load_jobs
 from lakehouse.scheduler.lock import job_lock
@@ -52,6 +54,31 @@ def test_hourly_job_with_nothing_new_skips_the_build(daily_job, spark) -> None:
     assert all(t.files == 0 for t in ingest.detail.tables.values())
     assert build.status == "skipped"
     assert build.detail == SkippedDetail("no new data in any dbt source")
+
+
+def test_status_after_the_daily_job_shows_no_backlog_and_bronze_s_own_data_time(
+    daily_job, spark
+) -> None:
+    """`lakehouse status`'s data time is each bronze table's newest `_cdc_source_ts`."""
+    done = subprocess.run(
+        [LAKEHOUSE, "status", "--json"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = json.loads(done.stdout)
+    tables = {t["table"]: t for t in status["tables"]}
+    assert set(tables) == TABLES and status["behind"] == []
+    assert {(t["backlog"], t["note"]) for t in tables.values()} == {(0, "")}
+    conf = settings()
+    for name, table in tables.items():
+        path = to_hadoop_uri(table_path(conf, conf.bronze_database, name))
+        newest = (
+            spark.read.format("hudi")
+            .load(path)
+            .selectExpr("unix_millis(max(_cdc_source_ts))")
+            .first()[0]
+        )
+        as_of = datetime.strptime(table["data_as_of"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        assert round(as_of.replace(tzinfo=UTC).timestamp() * 1000) == newest, name
 
 
 def test_touched_selects_the_changed_sources_and_their_changelogs() -> None:
