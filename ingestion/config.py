@@ -50,6 +50,10 @@ class Source:
     topic_prefix: str = ""
     include: tuple[re.Pattern[str], ...] = ()
     exclude: tuple[re.Pattern[str], ...] = ()
+    # The environment variable holding the source database's URL
+    # (postgresql://user:password@host:port/database, mysql://...), which
+    # `lakehouse reconcile` compares bronze with; kept out of the file as a secret.
+    database_url_env: str = ""
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,14 @@ def _source(path: Path, name: str, values: Any) -> Source:
         topic_prefix=reader.identifier("topic_prefix", prefix, TOPIC) if prefix else "",
         include=include,
         exclude=reader.patterns("exclude"),
+        database_url_env=_env_name(reader, "database_url_env"),
     )
+
+
+def _env_name(reader: _Reader, name: str) -> str:
+    """An environment variable's name, when given."""
+    value = reader.values.get(name, "")
+    return reader.identifier(name, reader.text(name)) if value else ""
 
 
 def _kind(overrides: dict[str, str], name: str) -> dict[str, str]:

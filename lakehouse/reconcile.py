@@ -17,6 +17,7 @@ status`) is checked too, its differences said to be possibly in flight.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
@@ -24,7 +25,10 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
+import psycopg
+import pymysql
 from pyspark.sql import DataFrame, SparkSession
 
 from ingestion.config import TableConfig, load_document, select_tables
@@ -168,6 +172,7 @@ class Dialect:
 POSTGRESQL = Dialect("postgresql", '"')
 MARIADB = Dialect("mysql", "`")
 SPARK = Dialect("spark", "`")
+DIALECTS = {"postgresql": POSTGRESQL, "mysql": MARIADB}  # by the source's connector
 
 
 def bucket_sql(hashed: str) -> str:
@@ -179,30 +184,58 @@ def rows_sql(hashed: str, buckets: Sequence[int], count: int) -> str:
     return f"select k, {values} from ({hashed}) m where b in ({', '.join(map(str, buckets))})"
 
 
+class NotCompared(Exception):
+    """A table that cannot be compared, and why."""
+
+
 @dataclass(frozen=True)
 class SourceTable:
-    """A table in the chain's database: where it is and how to ask it."""
+    """A table in its source database: where it is and how to ask it."""
 
     dialect: Dialect
     schema: str
     name: str
+    url: str = ""  # the source's database URL; empty for the live chain's databases
 
     @property
     def qualified(self) -> str:
         return f"{self.dialect.column(self.schema)}.{self.dialect.column(self.name)}"
 
 
-def source_of(table: TableConfig) -> SourceTable | None:
-    """The chain database a table comes from (`<prefix>.<schema>.<table>`), if it is one."""
-    dialect = {"ems": POSTGRESQL, "ecomm": MARIADB}.get(table.source.name)
-    parts = table.topic.split(".")
-    return SourceTable(dialect, parts[-2], parts[-1]) if dialect and len(parts) >= 3 else None
+def source_of(table: TableConfig) -> SourceTable:
+    """Where a table's rows are (`<prefix>.<schema>.<table>`): the database at its source's
+    `database_url_env`, else the live chain's for its `ems` and `ecomm` sources."""
+    source, parts = table.source, table.topic.split(".")
+    if len(parts) < 3:
+        raise NotCompared(f"its topic {table.topic} does not name a schema and a table")
+    if env := source.database_url_env:
+        if not (url := os.environ.get(env, "")):
+            raise NotCompared(f"set {env} to the URL of source {source.name}'s database")
+        if (dialect := DIALECTS.get(source.connector)) is None:
+            raise NotCompared(f"a {source.connector} database is not read (PostgreSQL, MySQL)")
+        return SourceTable(dialect, parts[-2], parts[-1], url)
+    if (chain := {"ems": POSTGRESQL, "ecomm": MARIADB}.get(source.name)) is None:
+        raise NotCompared(f"give source {source.name} a database_url_env in conf/tables.yml")
+    return SourceTable(chain, parts[-2], parts[-1])
 
 
 def _connect(conf: Settings, source: SourceTable) -> Any:
+    """A connection to the source database; MariaDB's session in UTC (see CANONICAL)."""
     if source.dialect is POSTGRESQL:
-        return databases.postgres(conf)
-    connection = databases.mariadb(conf, None)
+        return (
+            psycopg.connect(source.url, connect_timeout=5)
+            if source.url
+            else databases.postgres(conf)
+        )
+    if source.url:
+        url = urlsplit(source.url)
+        connection = pymysql.connect(
+            host=url.hostname, port=url.port or 3306, user=unquote(url.username or ""),
+            password=unquote(url.password or ""), database=url.path.lstrip("/") or None,
+            connect_timeout=5,
+        )  # fmt: skip
+    else:
+        connection = databases.mariadb(conf, None)
     with connection.cursor() as cursor:
         cursor.execute("set time_zone = '+00:00'")
     return connection
@@ -330,29 +363,48 @@ def _run(
     return *rows, keyed_differences(source, bronze, compared.columns, compared.keys)
 
 
-def reconcile_table(spark: SparkSession, conf: Settings, table: TableConfig) -> TableReconcile:
-    """One table against its source database; a note says why one is not compared."""
-    source = source_of(table)
-    if source is None:
-        return TableReconcile(table.name, "", note="not compared: its source is not the chain's "
-                              "PostgreSQL (ems) or MariaDB (ecomm)")  # fmt: skip
-    where = f"{source.schema}.{source.name}"
+def _bronze(spark: SparkSession, conf: Settings, table: TableConfig) -> DataFrame:
     try:
-        bronze = spark.read.format("hudi").load(to_hadoop_uri(TablePaths.of(conf, table).bronze))
-    except Exception:  # no table, or no completed commit
-        return TableReconcile(table.name, where, note="not compared: no bronze table yet")
-    with closing(_connect(conf, source)) as connection:
-        columns = source_columns(connection, source)
-        kept, left = comparable(columns, {f.name.lower() for f in bronze.schema.fields}, table.key)
-        if len(kept) < len(table.key) or not columns:
-            return TableReconcile(table.name, where, note=f"not compared: {where} or its key "
-                                  f"{', '.join(table.key)} is not at the source")  # fmt: skip
-        live = bronze.where("not _cdc_is_deleted")
-        compared = _compared(table, source, kept, live, f"reconcile_{table.name}")
-        source_rows, bronze_rows, differences = _run(spark, connection, compared)
+        return spark.read.format("hudi").load(to_hadoop_uri(TablePaths.of(conf, table).bronze))
+    except Exception as error:  # no table, or no completed commit
+        raise NotCompared("no bronze table yet") from error
+
+
+def _open(conf: Settings, source: SourceTable) -> Any:
+    try:
+        return _connect(conf, source)
+    except (psycopg.Error, pymysql.Error) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise NotCompared(f"cannot reach its database: {first}") from error
+
+
+def _compare(
+    spark: SparkSession, table: TableConfig, source: SourceTable, bronze: DataFrame, connection: Any
+) -> TableReconcile:
+    where = f"{source.schema}.{source.name}"
+    columns = source_columns(connection, source)
+    kept, left = comparable(columns, {f.name.lower() for f in bronze.schema.fields}, table.key)
+    if len(kept) < len(table.key):
+        raise NotCompared(f"{where} or its key {', '.join(table.key)} is not at the source")
+    live = bronze.where("not _cdc_is_deleted")
+    compared = _compared(table, source, kept, live, f"reconcile_{table.name}")
+    source_rows, bronze_rows, differences = _run(spark, connection, compared)
     return TableReconcile(
         table.name, where, source_rows, bronze_rows, tuple(differences), tuple(left)
     )
+
+
+def reconcile_table(spark: SparkSession, conf: Settings, table: TableConfig) -> TableReconcile:
+    """One table against its source database; a note says why one is not compared."""
+    where = ""
+    try:
+        source = source_of(table)
+        where = f"{source.schema}.{source.name}"
+        bronze = _bronze(spark, conf, table)
+        with closing(_open(conf, source)) as connection:
+            return _compare(spark, table, source, bronze, connection)
+    except NotCompared as why:
+        return TableReconcile(table.name, where, note=f"not compared: {why}")
 
 
 def _in_flight(conf: Settings, table: TableConfig, result: TableReconcile) -> TableReconcile:
@@ -406,4 +458,5 @@ def summary_line(result: Reconcile, record: Path) -> str:
             f"{', '.join(differing)} {took}"
         )
     equal = sum(1 for t in result.tables if t.equal)
-    return f"reconcile: {equal} table(s) equal to their source {took}"
+    left = len(result.tables) - equal
+    return f"reconcile: {equal} table(s) equal to their source, {left} not compared {took}"

@@ -36,9 +36,10 @@ DATABASE = "it_found_bronze"
 DEADLINE_SECONDS = 600
 SOURCES = {
     "ems": {"connector": "postgresql", "kind": "kafka", "topic_prefix": "tickit",
-            "include": [r"ems\.it_found_.*"]},
+            "include": [r"ems\.it_found_.*"], "database_url_env": "IT_FOUND_EMS_URL"},
     "ecomm": {"connector": "mysql", "kind": "kafka", "topic_prefix": "tickit",
-              "include": [r"ecomm\.it_found_.*"], "exclude": [r"ecomm\.it_found_skip"]},
+              "include": [r"ecomm\.it_found_.*"], "exclude": [r"ecomm\.it_found_skip"],
+              "database_url_env": "IT_FOUND_ECOMM_URL"},
     "crm": {"connector": "sqlserver"},
 }  # fmt: skip
 
@@ -142,7 +143,15 @@ def found(spark, live_chain: Live, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def lakehouse_in(root: Path, *args: str) -> subprocess.CompletedProcess:
     """`lakehouse ARGS` on the copy of the project, its bronze database the found tables'."""
-    env = {**os.environ, "LAKEHOUSE_PROJECT_DIR": str(root), "LAKEHOUSE_BRONZE_DATABASE": DATABASE}
+    conf = settings()
+    env = {
+        **os.environ,
+        "LAKEHOUSE_PROJECT_DIR": str(root),
+        "LAKEHOUSE_BRONZE_DATABASE": DATABASE,
+        # The sources' databases as a user's own would be given: by URL (the chain's here).
+        "IT_FOUND_EMS_URL": f"postgresql://postgres@127.0.0.1:{conf.cdc_postgres_port}/tickit",
+        "IT_FOUND_ECOMM_URL": f"mysql://lakehouse@127.0.0.1:{conf.cdc_mariadb_port}/ecomm",
+    }
     return subprocess.run(
         [sys.executable, "-m", "lakehouse.cli", *args],
         env=env, capture_output=True, text=True, timeout=600, check=False,

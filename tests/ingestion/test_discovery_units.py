@@ -114,6 +114,7 @@ def test_no_patterns_no_looking(tmp_path: Path) -> None:
         ("{connector: postgresql, topic_prefix: a, include: ['(']}", "field 'include': not a"),
         ("{connector: postgresql, topic_prefix: a, include: [1]}", "field 'include': must be"),
         ("{connector: postgresql, topic_prefix: 'a b', include: [x]}", "'a b' is not a valid"),
+        ("{connector: postgresql, database_url_env: 'postgresql://x'}", "field 'database_url_env'"),
     ],
 )
 def test_invalid_patterns_name_the_field(tmp_path: Path, source: str, message: str) -> None:
