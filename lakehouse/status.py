@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -64,7 +64,7 @@ class LakeStatus:
     unserved: tuple[dict[str, str], ...] = ()  # {topic, reason}: matched, cannot be read
     unread: tuple[str, ...] = ()  # a pattern source's topics that no table reads
     service: dict[str, Any] | None = None  # the health file, as written
-    behind: tuple[str, ...] = field(default=())  # tables past the threshold
+    behind: tuple[str, ...] = ()  # tables past the threshold
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
