@@ -22,6 +22,10 @@ class MartsUnavailable(Exception):
     """The marts cannot be read; the message says why and what to run."""
 
 
+class NotBuilt(MartsUnavailable):
+    """The table or its schema does not exist yet."""
+
+
 def table(name: str, conf: Settings | None = None) -> str:
     """A mart's qualified name, `<marts_schema>.<name>`, for the pages' SQL."""
     return f"{(conf or settings()).marts_schema}.{name}"
@@ -38,7 +42,7 @@ def read(sql: str, conf: Settings | None = None) -> pd.DataFrame:
     except thrift_client.QueryFailed as error:
         text = str(error)
         if any(marker in text for marker in MISSING_MARKERS):
-            raise MartsUnavailable(
+            raise NotBuilt(
                 f"The marts in `{conf.marts_schema}` are not built yet on {where}. "
                 "Build them with `lakehouse jobs run daily` (or `lakehouse run`)."
             ) from error

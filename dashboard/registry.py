@@ -18,6 +18,7 @@ class Page:
     title: str
     script: str  # under dashboard/views/
     marts: tuple[str, ...]  # dbt models in the marts schema that the page queries
+    reads_bronze: bool = False  # reads every bronze table (its exposure depends on each source)
 
 
 PAGES: tuple[Page, ...] = (
@@ -50,5 +51,12 @@ PAGES: tuple[Page, ...] = (
         title="Marketing",
         script="marketing.py",
         marts=("dim_users", "dim_non_buyers"),
+    ),
+    Page(
+        url_path="pipeline",
+        title="Pipeline",
+        script="pipeline.py",
+        marts=(),
+        reads_bronze=True,
     ),
 )

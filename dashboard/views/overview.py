@@ -15,5 +15,7 @@ st.markdown(
     "(`lakehouse jobs run daily`); query results are cached for a minute."
 )
 for page in PAGES:
-    marts = ", ".join(f"`{name}`" for name in page.marts)
-    st.page_link(f"views/{page.script}", label=f"{page.title} (reads {marts})")
+    reads = [f"`{name}`" for name in page.marts]
+    if page.reads_bronze:
+        reads.append(f"bronze `{conf.bronze_database}`, its quarantine and the run records")
+    st.page_link(f"views/{page.script}", label=f"{page.title} (reads {', '.join(reads)})")

@@ -67,10 +67,15 @@ def service(conf: Settings) -> stack.Service:
         health=lambda: _health(conf),
         port_setting="LAKEHOUSE_DASHBOARD_PORT",
         # The app imports `dashboard.*` from the repository root, and reads the marts of
-        # these settings: their schema on their Thrift server (other LAKEHOUSE_* variables
-        # pass through).
+        # these settings (their schema on their Thrift server) and the Pipeline page their
+        # lake, landing, bronze database and run records; other LAKEHOUSE_* variables pass
+        # through.
         env={
             "PYTHONPATH": str(PROJECT_DIR),
+            "LAKEHOUSE_HOME": str(conf.home),
+            "LAKEHOUSE_LANDING": str(conf.landing),
+            "LAKEHOUSE_LAKE": str(conf.lake),
+            "LAKEHOUSE_BRONZE_DATABASE": conf.bronze_database,
             "LAKEHOUSE_THRIFT_HOST": conf.thrift_host,
             "LAKEHOUSE_THRIFT_PORT": str(conf.thrift_port),
             "LAKEHOUSE_MARTS_SCHEMA": conf.marts_schema,

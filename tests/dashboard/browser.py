@@ -70,3 +70,20 @@ def screenshot(page: Page, path: Path) -> None:
     page.set_viewport_size({"width": width, "height": max(height, 600)})
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=path, full_page=True)
+
+
+# Per st.table: its column headers and each row's cells by header (the index column is "").
+TABLES_JS = """
+() => [...document.querySelectorAll('[data-testid="stTable"] table')].map((table) => {
+    const headers = [...table.querySelectorAll('thead th')].map((cell) => cell.innerText.trim());
+    const rows = [...table.querySelectorAll('tbody tr')].map((row) =>
+        Object.fromEntries([...row.querySelectorAll('th, td')]
+            .map((cell, index) => [headers[index] ?? String(index), cell.innerText.trim()])));
+    return {headers, rows};
+})
+"""
+
+
+def tables(page: Page) -> list[dict]:
+    """Every st.table on the page: {headers, rows}, each row a dict of header to cell text."""
+    return page.evaluate(TABLES_JS)
