@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 
+from dashboard.data_as_of import marts_as_of
 from dashboard.marts import MartsUnavailable, read
+from ingestion.settings import settings
 
 # Short: the marts change once a day, but a freshly built mart should show up soon.
 CACHE_SECONDS = 60
@@ -34,3 +38,25 @@ def chart(spec: alt.Chart | alt.LayerChart) -> None:
     """Show an Altair chart, drawn as SVG so its marks are inspectable (and testable) in the DOM."""
     spec = spec.properties(usermeta={"embedOptions": {"renderer": "svg"}})
     st.altair_chart(spec, width="stretch")
+
+
+def data_as_of(marts: tuple[str, ...]) -> None:
+    """The page's "data as of" line: a badge (fresh or behind), the time, its age, the build.
+
+    A caption rather than a warning box, so the page's charts still draw under it.
+    """
+    conf = settings()
+    found = marts_as_of(conf, marts, time.time())
+    if found is None:
+        st.caption(
+            ":gray-badge[data as of unknown] No job has recorded a build of these marts in "
+            f"`{conf.home}`; the daily job (`lakehouse jobs run daily`) records one."
+        )
+        return
+    limit = f"{conf.dashboard_behind_hours:g} h"
+    badge = f":orange-badge[behind: older than {limit}]" if found.behind else ":green-badge[fresh]"
+    st.caption(
+        f"{badge} Data as of {found.data_as_of} ({pd.Timedelta(seconds=round(found.age_seconds))}"
+        f" ago): the newest source change these marts reflect, built by the `{found.job}` job "
+        f"started {found.built_at}."
+    )

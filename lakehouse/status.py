@@ -28,7 +28,7 @@ from rich.table import Table
 from ingestion.checkpoint import oldest
 from ingestion.config import TableConfig, load_document, select_tables
 from ingestion.discovery import served_tables
-from ingestion.nothing_new import Unsure, committed, local_path, topic_files
+from ingestion.nothing_new import Committed, Unsure, committed, local_path, topic_files
 from ingestion.paths import TablePaths
 from ingestion.settings import Settings, settings
 from ingestion.sources import kafka_client
@@ -96,6 +96,29 @@ def _kafka_backlog(
     return sum(r.end - r.start for r in ranges), min(known, default=None)
 
 
+def _newest_source(bronze: Committed) -> datetime | None:
+    """The newest source commit time a bronze table holds, as its last commit recorded it."""
+    newest_ms = bronze.metadata.get(NEWEST_SOURCE_KEY)
+    return datetime.fromtimestamp(int(newest_ms) / 1000, UTC) if newest_ms else None
+
+
+def data_as_of(conf: Settings, tables: list[TableConfig]) -> dict[str, str]:
+    """Each table's newest source commit time (UTC), read now; tables without one left out.
+
+    What a dbt build that starts now reads at least: the job records it with its
+    dbt step, and the dashboard's pages show it as their marts' "data as of".
+    """
+    found = {}
+    for table in tables:
+        try:
+            as_of = _newest_source(committed(TablePaths.of(conf, table).bronze))
+        except (Unsure, OSError):
+            continue
+        if as_of is not None:
+            found[table.name] = _utc(as_of)
+    return found
+
+
 def table_status(
     conf: Settings, table: TableConfig, reader: kafka_client.TopicReader, now: float
 ) -> TableStatus:
@@ -113,8 +136,7 @@ def table_status(
     except (Unsure, OSError, kafka_client.BrokerUnavailable) as error:
         return TableStatus(table.name, table.source.kind, None, None, None, 0, unit, 0.0,
                            f"not read: {error}")  # fmt: skip
-    newest_ms = bronze.metadata.get(NEWEST_SOURCE_KEY)
-    as_of = datetime.fromtimestamp(int(newest_ms) / 1000, UTC) if newest_ms else None
+    as_of = _newest_source(bronze)
     done = _hudi_time(bronze.completed_at) if bronze.completed_at else None
     return TableStatus(
         table.name,

@@ -71,6 +71,9 @@ class DbtDetail:
     nodes: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
     kinds: dict[str, int] = field(default_factory=dict)
+    # Per bronze table, the newest source commit time it held when dbt started:
+    # what the models built then reflect at least (the dashboard's "data as of").
+    data_as_of: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

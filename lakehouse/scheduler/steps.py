@@ -10,6 +10,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from lakehouse.errors_text import error_text
 from lakehouse.output import console
 from lakehouse.scheduler.jobs_file import Job, Step
 from lakehouse.scheduler.records import DbtDetail, IngestDetail, SkippedDetail, StepRecord
+from lakehouse.status import data_as_of
 
 if TYPE_CHECKING:
     from ingestion.nothing_new import LookAhead
@@ -123,10 +125,12 @@ class JobRunner:
                 return
             args += ["--select", " ".join(selectors)]
         command = "dbt " + " ".join(args)
-        record.detail = DbtDetail(command)
+        as_of = data_as_of(self.conf, list(served_tables(self.conf).tables.values()))
+        record.detail = DbtDetail(command, data_as_of=as_of)
         started = time.time()
         result = run_dbt(args, self.conf, target="local")
-        record.detail = dbt_results(self.conf.dbt_target_path, command, args, since=started)
+        results = dbt_results(self.conf.dbt_target_path, command, args, since=started)
+        record.detail = replace(results, data_as_of=as_of)
         if result.returncode != 0:
             raise RuntimeError(f"dbt exited with {result.returncode}")
 

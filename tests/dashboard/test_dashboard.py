@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import yaml
 
+from dashboard.data_as_of import upstream_tables
 from dashboard.registry import PAGES
 from ingestion.config import load_tables
 from ingestion.settings import PROJECT_DIR, SETTINGS_FILE, Settings, load_settings, settings
@@ -49,13 +51,22 @@ def _serve(conf: Settings) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def dashboard_url(daily_job: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The dashboard on a free port, reading the marts through the session stack."""
-    conf = load_settings(
-        {"home": tmp_path_factory.mktemp("dashboard"), "dashboard_port": free_port()}
-    )
-    with _serve(conf) as url:
+def dashboard_url(daily_job: None) -> Iterator[str]:
+    """The dashboard on a free port, over the session's home: its marts and the job's record."""
+    with _serve(load_settings({"dashboard_port": free_port()})) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def newest_source(daily_job: None) -> dict[str, str]:
+    """Per bronze table, its own max(_cdc_source_ts) (UTC, as the pages write it)."""
+    conf = settings()
+    newest = {}
+    for name in load_tables():
+        sql = f"select unix_millis(max(_cdc_source_ts)) from {conf.bronze_database}.{name}"
+        moment = datetime.fromtimestamp(stack.query(sql)[0][0] / 1000, UTC)
+        newest[name] = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return newest
 
 
 @pytest.fixture
@@ -80,7 +91,9 @@ def test_every_page_is_an_exposure_with_the_marts_it_reads() -> None:
 
 
 @pytest.mark.parametrize("url_path", list(EXPECTED))
-def test_page_draws_its_charts_with_data(dashboard_url: str, page, url_path: str) -> None:
+def test_page_draws_its_charts_with_data(
+    dashboard_url: str, page, url_path: str, newest_source: dict[str, str]
+) -> None:
     charts, min_marks = EXPECTED[url_path]
     rendered = render(page, dashboard_url + url_path, charts)
     screenshot(page, SCREENSHOTS / f"dashboard-{url_path}.png")
@@ -91,6 +104,14 @@ def test_page_draws_its_charts_with_data(dashboard_url: str, page, url_path: str
     for chart in rendered.charts:
         assert chart["marks"] >= min_marks, rendered.charts
         assert chart["width"] > 200 and chart["height"] > 200, rendered.charts
+    # "Data as of": the newest source change in the bronze tables upstream of the
+    # page's marts; TICKIT's sample days are long past, so the page says it is behind.
+    (shown,) = [p for p in PAGES if p.url_path == url_path]
+    upstream = upstream_tables(settings().dbt_target_path / "manifest.json", shown.marts)
+    assert upstream and upstream <= set(newest_source)
+    line = page.get_by_text("Data as of").inner_text()
+    assert f"Data as of {max(newest_source[t] for t in upstream)} (" in line
+    assert "behind: older than 26 h" in line and "built by the daily job" in line
 
 
 def test_overview_links_every_page(dashboard_url: str, page) -> None:

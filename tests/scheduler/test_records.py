@@ -43,6 +43,9 @@ def test_an_ingest_detail_totals_each_table_and_warns_of_quarantined_records() -
     assert IngestDetail.of(_run((USERS,))).warning == ""
 
 
+AS_OF = "2026-01-01T00:00:00.000Z"
+
+
 def test_step_records_serialize_to_json_with_their_typed_detail() -> None:
     record = JobRecord(
         job="daily",
@@ -51,7 +54,10 @@ def test_step_records_serialize_to_json_with_their_typed_detail() -> None:
         steps=[
             StepRecord("ingest", "success", 1.5, IngestDetail.of(_run((SALES,)))),
             StepRecord(
-                "build", "success", 2.0, DbtDetail("dbt build", 3, {"pass": 3}, {"model": 3})
+                "build",
+                "success",
+                2.0,
+                DbtDetail("dbt build", 3, {"pass": 3}, {"model": 3}, {"sales": AS_OF}),
             ),
             StepRecord("hourly", "skipped", 0.0, SkippedDetail("no new data in any dbt source")),
         ],
@@ -63,7 +69,7 @@ def test_step_records_serialize_to_json_with_their_typed_detail() -> None:
                     "warning": "2 record(s) quarantined"}},
         {"name": "build", "status": "success", "seconds": 2.0, "error": "",
          "detail": {"command": "dbt build", "nodes": 3, "statuses": {"pass": 3},
-                    "kinds": {"model": 3}}},
+                    "kinds": {"model": 3}, "data_as_of": {"sales": AS_OF}}},
         {"name": "hourly", "status": "skipped", "seconds": 0.0, "error": "",
          "detail": {"reason": "no new data in any dbt source"}},
     ]  # fmt: skip
