@@ -4,8 +4,9 @@ Plain Python (no Streamlit) so it is testable on its own. Freshness and
 backlog are `lakehouse status`'s own (`lakehouse.status.lake_status`: the Hudi
 timelines read as files, no Spark); the runs are the JSON run records every
 command leaves under `<home>/runs/` (failed runs included, with their
-error); the quarantine is the bronze database's `_quarantine` table, read
-through the Thrift server like the marts.
+error); the quarantine and the reconcile checks are the bronze database's
+`_quarantine` and `_reconcile` tables, read through the Thrift server like
+the marts.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from dashboard.marts import MartsUnavailable, NotBuilt, read
-from ingestion.paths import QUARANTINE
+from ingestion.paths import QUARANTINE, RECONCILED
 from ingestion.settings import Settings
 
 # A record's kind is its file name before the time stamp: job-daily, ingest, main, reconcile.
@@ -76,25 +77,38 @@ def runs(home: Path, limit: int = 30) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
 
+def _read_all(conf: Settings, queries: list[str]) -> tuple[list[pd.DataFrame], str]:
+    """The queries' rows; none (and no note) before the table exists; a note when unreadable."""
+    try:
+        return [read(sql, conf) for sql in queries], ""
+    except NotBuilt:  # nothing written to it yet
+        return [pd.DataFrame() for _ in queries], ""
+    except MartsUnavailable as error:
+        return [pd.DataFrame() for _ in queries], str(error)
+
+
 def quarantine(conf: Settings) -> Quarantine:
     """The bronze database's quarantine by reason, with samples; empty before any reject."""
     table = f"{conf.bronze_database}.{QUARANTINE}"
-    try:
-        counts = read(
-            "select table_name, reason, count(*) as records, "
-            f"cast(max(quarantined_at) as string) as last_quarantined_at from {table} "
-            "group by table_name, reason order by records desc",
-            conf,
-        )
-        samples = read(
-            "select table_name, reason, raw, source_file, line from ("
-            "select *, row_number() over (partition by table_name, reason "
-            f"order by quarantined_at desc, line) as nth from {table}) "
-            f"where nth <= {SAMPLES} order by table_name, reason, nth",
-            conf,
-        )
-    except NotBuilt:  # no table has quarantined a record yet
-        return Quarantine(pd.DataFrame(), pd.DataFrame())
-    except MartsUnavailable as error:
-        return Quarantine(pd.DataFrame(), pd.DataFrame(), str(error))
-    return Quarantine(counts, samples)
+    (counts, samples), note = _read_all(conf, [
+        "select table_name, reason, count(*) as records, "
+        f"cast(max(quarantined_at) as string) as last_quarantined_at from {table} "
+        "group by table_name, reason order by records desc",
+        "select table_name, reason, raw, source_file, line from ("
+        "select *, row_number() over (partition by table_name, reason "
+        f"order by quarantined_at desc, line) as nth from {table}) "
+        f"where nth <= {SAMPLES} order by table_name, reason, nth",
+    ])  # fmt: skip
+    return Quarantine(counts, samples, note)
+
+
+def reconciled(conf: Settings) -> tuple[pd.DataFrame, str]:
+    """Each table's last `lakehouse reconcile` line; empty before the first check."""
+    table = f"{conf.bronze_database}.{RECONCILED}"
+    (latest,), note = _read_all(conf, [
+        "select cast(checked_at as string) as checked_at, table_name, source_table, equal, "
+        "source_rows, bronze_rows, differences, first_differences, note from ("
+        "select *, row_number() over (partition by table_name order by checked_at desc) as nth "
+        f"from {table}) where nth = 1 order by table_name",
+    ])  # fmt: skip
+    return latest, note

@@ -13,6 +13,8 @@ from ingestion.config import TableConfig
 from ingestion.settings import Settings
 
 QUARANTINE = "_quarantine"
+# `lakehouse reconcile`'s results: a row per table per check, in the bronze database.
+RECONCILED = "_reconcile"
 
 
 def to_hadoop_uri(uri: str) -> str:

@@ -254,6 +254,7 @@ def _reconcile(args: argparse.Namespace) -> int:
     spark = build_session("lakehouse-reconcile", conf, conf.run_dir / "lakehouse-reconcile.log")
     result = reconcile.reconcile(spark, conf, args.tables, output.say)
     record = reconcile.write_record(conf, result)
+    reconcile.write_table(spark, conf, result)
     output.say(reconcile.summary_line(result, record))
     return 1 if result.differing else 0
 

@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from ingestion.config import TableConfig, load_document, select_tables
 from ingestion.discovery import served_tables
-from ingestion.paths import TablePaths, to_hadoop_uri
+from ingestion.paths import RECONCILED, TablePaths, table_path, to_hadoop_uri
 from ingestion.results import ingestion_time
 from ingestion.settings import Settings
 from ingestion.sources import kafka_client
@@ -253,6 +253,36 @@ def write_record(conf: Settings, result: Reconcile) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(result.to_json())
     return path
+
+
+# The `_reconcile` table's columns: one row per table per check (checked_at made a timestamp).
+RESULTS_SCHEMA = (
+    "checked_at string, table_name string, source_table string, equal boolean, "
+    "source_rows bigint, bronze_rows bigint, differences bigint, first_differences string, "
+    "not_compared string, note string"
+)
+
+
+def write_table(spark: SparkSession, conf: Settings, result: Reconcile) -> str:
+    """Append the check's per-table lines to `<bronze_database>._reconcile`; its name.
+
+    A table of its own beside `_quarantine`, so the Pipeline page and any SQL
+    client read the history of checks through the Thrift server.
+    """
+    rows = [
+        (result.checked_at, t.table, t.source_table, t.equal,
+         t.source_rows, t.bronze_rows, len(t.differences),
+         "; ".join(f"{d.key}: {d.what}" for d in t.differences[:SHOWN_KEYS]),
+         ", ".join(t.not_compared), t.note)
+        for t in result.tables
+    ]  # fmt: skip
+    name = f"{conf.bronze_database}.{RECONCILED}"
+    spark.sql(f"create database if not exists {conf.bronze_database}")
+    path = to_hadoop_uri(table_path(conf, conf.bronze_database, RECONCILED))
+    frame = spark.createDataFrame(rows, RESULTS_SCHEMA).coalesce(1)
+    frame = frame.withColumn("checked_at", frame["checked_at"].cast("timestamp"))  # UTC session
+    frame.write.mode("append").format("parquet").option("path", path).saveAsTable(name)
+    return name
 
 
 def source_columns(connection: Any, source: SourceTable) -> list[Column]:

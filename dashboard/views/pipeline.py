@@ -1,8 +1,8 @@
 """Pipeline: how far each bronze table is behind its source, what was set aside, how runs went.
 
 The same figures as `lakehouse status` (read from the Hudi timelines, no
-Spark), the quarantine through the Thrift server, and the run records under
-the home's `runs/` folder.
+Spark), the quarantine and the reconcile checks through the Thrift server,
+and the run records under the home's `runs/` folder.
 """
 
 from __future__ import annotations
@@ -85,6 +85,23 @@ def _quarantine_panel() -> None:
         st.table(found.samples)
 
 
+@st.cache_data(ttl=CACHE_SECONDS, show_spinner="Reading the reconcile checks through Thrift ...")
+def _reconciled() -> tuple[pd.DataFrame, str]:
+    return pipeline.reconciled(conf)
+
+
+def _reconcile_panel() -> None:
+    st.subheader("Bronze against the source")
+    latest, note = _reconciled()
+    if note:
+        st.error(note)
+    elif latest.empty:
+        st.markdown("No check yet: `lakehouse reconcile` compares bronze with its sources.")
+    else:
+        st.caption("Each table's last `lakehouse reconcile`, the first differing keys of each:")
+        st.table(latest)
+
+
 def _runs_panel() -> None:
     st.subheader("Runs")
     runs = pipeline.runs(conf.home)
@@ -116,4 +133,5 @@ except Exception as error:  # a user's config error: its one line, not a stack t
 _freshness(lake)
 _service(lake)
 _quarantine_panel()
+_reconcile_panel()
 _runs_panel()

@@ -20,12 +20,13 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 import yaml
 
+from dashboard import pipeline
 from ingestion.paths import table_path, to_hadoop_uri
 from ingestion.settings import settings
 from lakehouse.cdc import databases, markers
@@ -213,3 +214,14 @@ def test_reconcile_names_each_key_bronze_and_the_source_disagree_on(spark, found
         "it_found_b": [("sku=8", "not in bronze")],
         "it_found_c": [("code=x", "not in bronze")],
     })  # fmt: skip
+    # Both checks are in the `_reconcile` table; the Pipeline page shows each table's last.
+    latest, note = pipeline.reconciled(replace(settings(), bronze_database=DATABASE))
+    assert note == ""
+    assert [tuple(row) for row in latest[["table_name", "equal", "differences",
+                                          "first_differences"]].itertuples(index=False)] == [
+        ("it_found_a", False, 1, "id=2: name: source grace, bronze tampered"),
+        ("it_found_b", False, 1, "sku=8: not in bronze"),
+        ("it_found_c", False, 1, "code=x: not in bronze"),
+    ]  # fmt: skip
+    checks = spark.sql(f"select equal, count(*) from {DATABASE}._reconcile group by equal")
+    assert sorted(tuple(row) for row in checks.collect()) == [(False, 3), (True, 3)]

@@ -116,6 +116,9 @@ def test_pipeline_page_shows_freshness_quarantine_and_the_failed_run(
     (sample,) = _table(found, "raw")
     assert sample["raw"] == BAD_LINE and sample["line"] == "0"  # lines count from 0
 
+    # No `lakehouse reconcile` has run on this lake: the panel says how to check.
+    assert page.get_by_text("No check yet").count() == 1
+
     runs = _table(found, "error")
     (failed,) = [run for run in runs if run["status"] == "failed"]
     assert failed["run"] == "ingest" and UNKNOWN in failed["error"]
