@@ -25,7 +25,7 @@ class MartsAsOf:
 
     data_as_of: str  # UTC, as `lakehouse status` writes it
     age_seconds: float
-    behind: bool  # older than the `dashboard_behind_hours` setting
+    behind: bool  # older than the `freshness_warn_hours` setting
     job: str  # the job whose dbt step built the marts
     built_at: str  # when that job started
 
@@ -76,5 +76,5 @@ def marts_as_of(conf: Settings, marts: tuple[str, ...], now: float) -> MartsAsOf
     newest = max(times)
     moment = datetime.strptime(newest, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
     age = max(0.0, now - moment.timestamp())
-    behind = age > conf.dashboard_behind_hours * 3600
+    behind = age > conf.freshness_warn_hours * 3600
     return MartsAsOf(newest, age, behind, str(record.get("job")), str(record.get("started_at")))

@@ -61,7 +61,7 @@ def _run_row(path: Path) -> dict[str, Any] | None:
     if not isinstance(record, dict) or (kind := _KIND.match(path.name)) is None:
         return None
     return {
-        "started_at": str(record.get("started_at", "")),
+        "started_at": str(record.get("started_at") or record.get("checked_at") or ""),
         "run": kind["kind"],
         "status": str(record.get("status", "")),
         "seconds": float(record.get("seconds") or 0.0),

@@ -53,7 +53,7 @@ def data_as_of(marts: tuple[str, ...]) -> None:
             f"`{conf.home}`; the daily job (`lakehouse jobs run daily`) records one."
         )
         return
-    limit = f"{conf.dashboard_behind_hours:g} h"
+    limit = f"{conf.freshness_warn_hours:g} h"
     badge = f":orange-badge[behind: older than {limit}]" if found.behind else ":green-badge[fresh]"
     st.caption(
         f"{badge} Data as of {found.data_as_of} ({pd.Timedelta(seconds=round(found.age_seconds))}"

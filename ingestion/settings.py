@@ -73,7 +73,7 @@ class Settings:
     marts_schema: str
     docs_port: int
     dashboard_port: int
-    dashboard_behind_hours: float
+    freshness_warn_hours: float
     jobs_file: Path
     notify_command: str
     notify_url: str

@@ -54,6 +54,7 @@ def dbt_variables(conf: Settings | None = None) -> dict[str, str]:
         "LAKEHOUSE_BRONZE_DATABASE": conf.bronze_database,
         "LAKEHOUSE_DBT_SCHEMA": conf.dbt_schema,
         "LAKEHOUSE_MARTS_SCHEMA": conf.marts_schema,
+        "LAKEHOUSE_FRESHNESS_WARN_HOURS": f"{conf.freshness_warn_hours:g}",
         RECORD_KEYS_VARIABLE: json.dumps(keys, separators=(",", ":")),
     }
 

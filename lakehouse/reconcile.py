@@ -97,7 +97,9 @@ class Reconcile:
         return [t.table for t in self.tables if t.differences]
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2)
+        """The run record: its status as the runs panel shows it, then every table's result."""
+        status = "different" if self.differing else "equal"
+        return json.dumps({"status": status, **asdict(self)}, indent=2)
 
 
 # Per canonical form, each engine's SQL for a value `x`.

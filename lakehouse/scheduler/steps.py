@@ -68,6 +68,10 @@ def dbt_results(target: Path, command: str, args: list[str], since: float) -> Db
     )
 
 
+# The dbt commands that build models: their steps record the data time they read (decision 0019).
+BUILDS = ("build", "run")
+
+
 class JobRunner:
     """Runs one job's steps in order, stopping at the first failure."""
 
@@ -125,7 +129,7 @@ class JobRunner:
                 return
             args += ["--select", " ".join(selectors)]
         command = "dbt " + " ".join(args)
-        as_of = data_as_of(self.conf, list(served_tables(self.conf).tables.values()))
+        as_of = self._data_as_of() if args[0] in BUILDS else {}
         record.detail = DbtDetail(command, data_as_of=as_of)
         started = time.time()
         result = run_dbt(args, self.conf, target="local")
@@ -133,6 +137,10 @@ class JobRunner:
         record.detail = replace(results, data_as_of=as_of)
         if result.returncode != 0:
             raise RuntimeError(f"dbt exited with {result.returncode}")
+
+    def _data_as_of(self) -> dict[str, str]:
+        """Each served table's newest source time, before a build reads bronze."""
+        return data_as_of(self.conf, list(served_tables(self.conf).tables.values()))
 
     def run_step(self, step: Step) -> StepRecord:
         record = StepRecord(step.name, status="running")

@@ -34,7 +34,7 @@ def _project(tmp_path: Path, records: list[dict]) -> object:
         path = tmp_path / "runs" / f"job-daily-20261201T00000{number}.json"
         path.write_text(json.dumps(record))
     return load_settings(
-        {"home": str(tmp_path), "dbt_target_path": str(target), "dashboard_behind_hours": "1"}
+        {"home": str(tmp_path), "dbt_target_path": str(target), "freshness_warn_hours": "1"}
     )
 
 

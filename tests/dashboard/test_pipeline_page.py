@@ -149,6 +149,8 @@ def test_runs_reads_every_kind_of_record(tmp_path: Path) -> None:
     job = {"status": "failed", "started_at": "b", "seconds": 9.0, "error": "boom", "steps": steps}
     (runs / "ingest-20261201T000000.json").write_text(json.dumps(ingest))
     (runs / "job-daily-20261201T000001000000.json").write_text(json.dumps(job))
+    check = {"status": "different", "checked_at": "c", "seconds": 4.0, "tables": []}
+    (runs / "reconcile-20261201T000002000000.json").write_text(json.dumps(check))
     (runs / "ingest-continuous-20261201T000002.jsonl").write_text("{}\n")
     (runs / "notes.json").write_text("{}")
     frame = pipeline.runs(tmp_path)
@@ -157,4 +159,6 @@ def test_runs_reads_every_kind_of_record(tmp_path: Path) -> None:
          "error": ""},
         {"started_at": "b", "run": "job-daily", "status": "failed", "seconds": 9.0, "events": 5,
          "error": "boom"},
+        {"started_at": "c", "run": "reconcile", "status": "different", "seconds": 4.0,
+         "events": 0, "error": ""},
     ]  # fmt: skip

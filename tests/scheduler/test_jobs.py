@@ -79,6 +79,10 @@ def test_status_after_the_daily_job_shows_no_backlog_and_bronze_s_own_data_time(
         )
         as_of = datetime.strptime(table["data_as_of"], "%Y-%m-%dT%H:%M:%S.%fZ")
         assert round(as_of.replace(tzinfo=UTC).timestamp() * 1000) == newest, name
+    # The job's build recorded the same data times (the dashboard's "data as of"); only builds do.
+    _, freshness, build, _ = daily_job.steps
+    assert build.detail.data_as_of == {name: t["data_as_of"] for name, t in tables.items()}
+    assert freshness.detail.data_as_of == {}
 
 
 def test_touched_selects_the_changed_sources_and_their_changelogs() -> None:
