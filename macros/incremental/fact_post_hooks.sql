@@ -1,5 +1,5 @@
 {% macro compact_fact(relation) -%}
-    {#- Post-hook of the merge-on-read facts (incremental_fact): Hudi's
+    {#- Post-hook of the merge-on-read facts (fct_sales, fct_listings): Hudi's
         compaction folds the log files that merges appended into new base
         files, so reads stop merging them. It rewrites the table, which is
         what merge-on-read keeps off the hourly path: it renders nothing (dbt

@@ -22,18 +22,21 @@
 {%- endmacro %}
 
 
-{% macro joined_states(compare_joined, joined_relations, fact_columns) -%}
-    {#- For each foreign key in `compare_joined` (incremental_fact), the
+{% macro joined_states(joined) -%}
+    {#- For each foreign key in the model's meta `compared_joins`
+        (fact_candidate_keys), the
         state table the last build left (keep_joined_state) and the columns
         to compare, when the table exists: {column: {'relation': ...,
-        'columns': [...]}}. None in a unit test (its `this` is a fixture) or
-        when dbt parses; then every joined row bronze committed since the
-        watermark is a change. -#}
+        'columns': [...]}}. `joined` maps each foreign key to [its bronze
+        table, the joined model]. None in a unit test (its `this` is a
+        fixture) or when dbt parses; then every joined row bronze committed
+        since the watermark is a change. -#}
     {%- set states = {} -%}
     {%- if not execute or this is string -%}{{ return(states) }}{%- endif -%}
-    {%- for column in compare_joined -%}
+    {%- set fact_columns = hudi_data_columns(this) -%}
+    {%- for column in (config.get('meta') or {}).get('compared_joins') or {} -%}
         {%- set state = joined_state_relation(this, column) -%}
-        {%- set carried = carried_columns(joined_relations[column], fact_columns, column) -%}
+        {%- set carried = carried_columns(joined[column][1], fact_columns, column) -%}
         {%- if carried and adapter.get_relation(
             database=state.database, schema=state.schema, identifier=state.identifier
         ) is not none -%}
@@ -50,7 +53,7 @@
         `<fact>__known_<column>` with the joined rows' carried columns as
         this build read them, tagged with its read horizon. The next
         incremental run counts a joined row committed since as changed only
-        when one of those columns differs (incremental_fact).
+        when one of those columns differs (fact_candidate_keys).
 
         Only rows bronze committed up to the horizon are kept: they were
         complete when the build read bronze and are unchanged since, so the

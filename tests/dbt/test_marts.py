@@ -115,7 +115,7 @@ def mart_contents() -> dict[str, list[tuple]]:
             for r in stack.query(f"describe {MARTS}.{mart}")
             # Load times and read horizons say when a row was written, not what it holds;
             # a fact row's bronze commit is the latest that changed it on the incremental
-            # path, the latest behind it on a full build (incremental_fact).
+            # path, the latest behind it on a full build (fct_sales.sql).
             if r[0]
             and not r[0].startswith(("#", "_"))
             and "loaded_at" not in r[0]
@@ -272,7 +272,7 @@ def hudi_options(model: str, conf) -> str:
 
 def test_a_fact_delete_is_never_stale_on_merge_on_read(built) -> None:
     """apache/hudi#19978 on a table with fct_sales' own options: a delete whose ordering
-    value is older than the stored row's is ignored; the marker incremental_fact writes,
+    value is older than the stored row's is ignored; the marker fct_sales writes,
     ordered by bronze's newest commit (never older than a stored row's), deletes, and a
     marker for a key the table does not hold changes nothing."""
     _, conf, *_ = built
