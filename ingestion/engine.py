@@ -181,23 +181,27 @@ class Engine:
                         self.conf.home, table.database, table.name, self.conf.lock_wait_seconds
                     )
                 )
-            source = self.sources[table.name]
-            plan = plan_table(
-                self.spark, self.conf, table, source, profile, self.memory[table.name]
-            )
-            if plan.batch.empty:
-                return TableResult(table.name, seconds=_elapsed(started), profile=profile.steps())
-            self.log(f"{table.name}: {plan.files} new item(s) from {table.topic}")
-            self._ensure_databases(profile)
-            placeholder = self.conf.unavailable_value_placeholder
-            batch = decode_batch(self.spark, plan, source, ingested_at, profile, placeholder)
-            with profile.step("count"):
-                counted = count_batch(batch)
-            counts = counted.counts
-            batch.release_lines()
-            batch = self._resolve_unavailable(plan, batch, counted, profile)
-            written = commit_batch(self.spark, self.conf, plan, batch, counts, ingested_at, profile)
-            batch.release()
+            return self.apply_pending(table, ingested_at, profile, started)
+
+    def apply_pending(
+        self, table: TableConfig, ingested_at: str, profile: Profiler, started: float
+    ) -> TableResult:
+        """Plan, decode and commit a table's pending records; the caller holds its lock."""
+        source = self.sources[table.name]
+        plan = plan_table(self.spark, self.conf, table, source, profile, self.memory[table.name])
+        if plan.batch.empty:
+            return TableResult(table.name, seconds=_elapsed(started), profile=profile.steps())
+        self.log(f"{table.name}: {plan.files} new item(s) from {table.topic}")
+        self._ensure_databases(profile)
+        placeholder = self.conf.unavailable_value_placeholder
+        batch = decode_batch(self.spark, plan, source, ingested_at, profile, placeholder)
+        with profile.step("count"):
+            counted = count_batch(batch)
+        counts = counted.counts
+        batch.release_lines()
+        batch = self._resolve_unavailable(plan, batch, counted, profile)
+        written = commit_batch(self.spark, self.conf, plan, batch, counts, ingested_at, profile)
+        batch.release()
         return TableResult.applied(
             table.name, plan.files, counts, written, _elapsed(started), profile.steps()
         )

@@ -13,14 +13,17 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from ingestion.checkpoint import oldest
+from ingestion.checkpoint import Checkpoint, oldest
 from ingestion.config import TableConfig
+from ingestion.errors import UserError
 from ingestion.paths import TablePaths
 from ingestion.profile import Profiler
+from ingestion.resnapshot_journal import replaced
 from ingestion.settings import Settings
 from ingestion.sources.base import Source, SourceBatch
 from ingestion.sources.kafka import KafkaSource
 from ingestion.sources.landing import LandingSource
+from ingestion.sources.snapshot import SnapshotFiles
 from ingestion.table_state import TableState, read_state
 
 
@@ -70,6 +73,29 @@ def source_for(spark: SparkSession, conf: Settings, table: TableConfig) -> Sourc
     return LandingSource(spark, conf.landing, table.topic)
 
 
+def _committed(
+    conf: Settings, table: TableConfig, memory: TableMemory, source: Source[Any]
+) -> list[Checkpoint]:
+    """Both tables' checkpoints; for a table being rebuilt from a snapshot that has no
+    commit yet, the replaced table's (resnapshot_journal.py). A rebuild from landing
+    files commits the user's snapshot files first: any other source is refused."""
+    states = [memory.bronze, memory.changelog]
+    if all(state is not None and state.exists for state in states):
+        return [state.checkpoint for state in states if state is not None]
+    record = replaced(conf, table)
+    if record is None:
+        return [state.checkpoint for state in states if state is not None]
+    if record.snapshot_folder and not isinstance(source, SnapshotFiles):
+        raise UserError(
+            f"{table.name}: its rebuild from {record.snapshot_folder} was interrupted: run "
+            f"`lakehouse resnapshot {table.name} --from {record.snapshot_folder}` to finish it"
+        )
+    return [
+        state.checkpoint if state is not None and state.exists else record.checkpoint
+        for state in states
+    ]
+
+
 def plan_table(
     spark: SparkSession,
     conf: Settings,
@@ -87,6 +113,6 @@ def plan_table(
             spark, paths.changelog, table.topic, memory.changelog, details=False
         )
     with profile.step("listing") as detail:
-        batch = source.pending(oldest([memory.bronze.checkpoint, memory.changelog.checkpoint]))
+        batch = source.pending(oldest(_committed(conf, table, memory, source)))
         detail["items"] = len(batch.items)
     return TablePlan(table, paths, batch, memory.bronze, memory.changelog, memory)

@@ -268,6 +268,37 @@ def _reconcile_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_reconcile)
 
 
+def _resnapshot(args: argparse.Namespace) -> int:
+    from ingestion.config import load_document, select_tables
+    from ingestion.discovery import served_tables
+    from ingestion.settings import settings
+    from ingestion.spark import build_session
+    from lakehouse import resnapshot
+
+    conf = settings()
+    served = served_tables(conf, load_document(database=conf.bronze_database)).tables
+    (table,) = select_tables(served, [args.table])
+    resnapshot.check_request(table, args.snapshot_from)
+    spark = build_session("lakehouse-resnapshot", conf, conf.run_dir / "lakehouse-resnapshot.log")
+    rebuilt = resnapshot.resnapshot(spark, conf, table, args.snapshot_from, output.say)
+    output.say(resnapshot.summary_line(rebuilt))
+    return 0
+
+
+def _resnapshot_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "resnapshot",
+        help="rebuild a bronze table from a fresh snapshot (after a change bronze cannot follow)",
+    )
+    parser.add_argument("table", help="the bronze table")
+    parser.add_argument(
+        "--from", dest="snapshot_from", metavar="FOLDER",
+        help="landing files: a landing zone holding the fresh snapshot's sink files "
+        "(FOLDER/topics/<topic>/); Kafka tables take theirs from the connector",
+    )  # fmt: skip
+    parser.set_defaults(handler=_resnapshot)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.live:
         from lakehouse import live_job
@@ -389,6 +420,10 @@ def _bench(args: argparse.Namespace) -> int:
 
         output.say(f"chart: {draw(args.results_file)}")
         return 0
+    elif args.bench_command == "tables":
+        from lakehouse.bench.many_tables import run_tables_bench
+
+        results = run_tables_bench(args.tables, args.rounds, args.results, output.say)
     elif args.bench_command == "floor":
         from lakehouse.bench.floor_bench import run_floor_bench
 
@@ -433,6 +468,11 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     dbt.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
     dbt.add_argument("--select", help="dbt node selection (default: the whole project)")
     dbt.add_argument("--exclude", help="dbt nodes to leave out, e.g. 'resource_type:test'")
+    tables = bench.add_parser(
+        "tables", help="a batch's cost per table: one change in one of N small tables, then in all"
+    )
+    tables.add_argument("--tables", type=int, default=100, help="small tables served (default 100)")
+    tables.add_argument("--rounds", type=int, default=3, help="rounds of the two batches")
     floor = bench.add_parser(
         "floor",
         help="ours against the plain-Spark ceiling and Hudi's own floor (the changelog and "
@@ -460,7 +500,7 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     chart = bench.add_parser("chart", help="draw a benchmark's results JSON as a PNG beside it")
     chart.add_argument("results_file", type=Path, help="a results JSON (.lakehouse/bench-results)")
     chart.set_defaults(handler=_bench)
-    for sub in (ingest, dbt, floor, latency, soak):
+    for sub in (ingest, dbt, tables, floor, latency, soak):
         sub.add_argument(
             "--results", type=Path, help="results folder (default: .lakehouse/bench-results)"
         )
@@ -500,6 +540,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _jobs_parser,
     _status_parser,
     _reconcile_parser,
+    _resnapshot_parser,
     _docs_parser,
     _dashboard_parser,
     _bench_parser,

@@ -221,7 +221,7 @@ def source_of(table: TableConfig) -> SourceTable:
     return SourceTable(chain, parts[-2], parts[-1])
 
 
-def _connect(conf: Settings, source: SourceTable) -> Any:
+def connect(conf: Settings, source: SourceTable) -> Any:
     """A connection to the source database; MariaDB's session in UTC (see CANONICAL)."""
     if source.dialect is POSTGRESQL:
         return (
@@ -404,7 +404,7 @@ def _bronze(spark: SparkSession, conf: Settings, table: TableConfig) -> DataFram
 
 def _open(conf: Settings, source: SourceTable) -> Any:
     try:
-        return _connect(conf, source)
+        return connect(conf, source)
     except (psycopg.Error, pymysql.Error) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise NotCompared(f"cannot reach its database: {first}") from error

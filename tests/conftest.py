@@ -148,6 +148,7 @@ SHARED_GROUPS = {
         "tests/cdc/test_live_chain.py",
         "tests/cdc/test_own_tables.py",
         "tests/cdc/test_own_table_guide.py",
+        "tests/cdc/test_resnapshot.py",
         "tests/cdc/test_whole_database.py",
     ),
 }

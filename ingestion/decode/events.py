@@ -578,8 +578,8 @@ def event_id(key: Sequence[str]) -> Column:
 
 # The fix for a change bronze cannot follow: its stored files cannot take the new type.
 INCOMPATIBLE_FIX = (
-    "bronze cannot follow this change: drop the bronze table and its changelog, "
-    "then re-ingest the table from a fresh Debezium snapshot"
+    "bronze cannot follow this change: rebuild the table from a fresh snapshot "
+    "with `lakehouse resnapshot <table>`"
 )
 
 

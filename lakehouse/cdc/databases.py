@@ -30,6 +30,13 @@ PG_DATABASE = "tickit"  # ems lives in its schema `ems` (tickit.ems.<table> topi
 PG_SCHEMA = "ems"
 PG_USER = "postgres"
 MARIADB_DATABASE = "ecomm"
+# Debezium's signalling table, in the schema (PostgreSQL) or database (MariaDB) of
+# the tables it signals for: the connectors' signal.data.collection. `lakehouse
+# resnapshot` asks for an incremental snapshot with a row in it.
+SIGNAL_TABLE = "debezium_signal"
+# The publish markers' table in each source (markers.py).
+MARKER_TABLE = "lakehouse_marker"
+SIGNAL_COLUMNS = "(id varchar(64) primary key, type varchar(32) not null, data varchar(2048))"
 MARIADB_USER = "lakehouse"  # loopback-only account of the local cluster, used by Debezium too
 
 
@@ -206,4 +213,12 @@ def create_source_databases(conf: Settings) -> None:
             connection.execute(f"create database {PG_DATABASE}")
     with closing(postgres(conf)) as connection:
         connection.execute(f"create schema if not exists {PG_SCHEMA}")
+        connection.execute(
+            f"create table if not exists {PG_SCHEMA}.{SIGNAL_TABLE} {SIGNAL_COLUMNS}"
+        )
+        connection.commit()
+    with closing(mariadb(conf)) as connection, connection.cursor() as cursor:
+        cursor.execute(
+            f"create table if not exists {MARIADB_DATABASE}.{SIGNAL_TABLE} {SIGNAL_COLUMNS}"
+        )
         connection.commit()

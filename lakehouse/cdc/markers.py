@@ -21,7 +21,7 @@ from ingestion.sources.kafka import KafkaSource
 from lakehouse.cdc import connectors, databases
 from lakehouse.stack import StackError
 
-TABLE = "lakehouse_marker"
+TABLE = databases.MARKER_TABLE
 TOPICS = {"ems": f"tickit.ems.{TABLE}", "ecomm": f"tickit.ecomm.{TABLE}"}
 
 

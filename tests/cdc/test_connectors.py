@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 import pytest
+import yaml
 
-from ingestion.config import load_tables
+from ingestion.config import TABLES_FILE, load_document, load_tables
 from ingestion.decode.types import FieldType
 from ingestion.settings import Settings, settings
 from lakehouse.cdc import connectors
@@ -151,3 +152,39 @@ def test_the_boolean_selector_follows_the_table_config() -> None:
     assert every_database.split(",")[:2] == [r"crm\.user\.likesports", r"crm\.user\.liketheatre"]
     assert len(every_database.split(",")) == 10
     assert re.fullmatch(connectors.NO_COLUMN, "ecomm.date.holiday") is None
+
+
+def captures(listed: str, name: str) -> bool:
+    """Whether a `table.include.list` takes `schema.table`, as Debezium matches: each
+    comma-separated regex (`\\,` a comma inside one) against the whole name, any case."""
+    patterns = re.split(r"(?<!\\),", listed)
+    return any(re.fullmatch(p.replace("\\,", ","), name, re.IGNORECASE) for p in patterns)
+
+
+def test_a_pattern_source_s_connector_captures_what_the_lake_serves(tmp_path) -> None:
+    """The source's patterns (its excludes kept out), its listed tables and the chain's own
+    markers and signalling table; the project's sources list their tables, and their
+    connectors capture whole schemas."""
+    document = yaml.safe_load(TABLES_FILE.read_text())
+    document["sources"] = {
+        "ems": {"connector": "postgresql", "kind": "kafka", "topic_prefix": "tickit",
+                "include": [r"ems\.app_.*", r"ems\.t{1,2}x"]},
+        "ecomm": {"connector": "mysql", "kind": "kafka", "topic_prefix": "tickit",
+                  "include": [r"ecomm\.shop_.*"],
+                  "exclude": [r"ecomm\.shop_audit", r"ecomm\.shop_tmp_.*"]},
+        "crm": {"connector": "sqlserver"},
+    }  # fmt: skip
+    (tmp_path / "tables.yml").write_text(yaml.safe_dump(document))
+    patterned = load_document(tmp_path / "tables.yml")
+    configs = connectors.connector_configs(settings())
+    assert not [c for c in configs.values() if "table.include.list" in c]
+    ems = connectors.table_include_list(configs["tickit-ems"], patterned)
+    for name in ("ems.app_orders", "ems.TTX", "ems.event", "ems.lakehouse_marker",
+                 "ems.debezium_signal"):  # fmt: skip
+        assert captures(ems, name), name
+    assert not captures(ems, "ems.other") and not captures(ems, "ems.tttx")
+    ecomm = connectors.table_include_list(configs["tickit-ecomm"], patterned)
+    assert captures(ecomm, "ecomm.shop_a") and captures(ecomm, "ecomm.SHOP_B")
+    assert captures(ecomm, "ecomm.date") and captures(ecomm, "ecomm.debezium_signal")
+    assert not captures(ecomm, "ecomm.shop_audit") and not captures(ecomm, "ecomm.shop_tmp_1")
+    assert not captures(ecomm, "ems.app_orders")

@@ -35,6 +35,10 @@ from tests.cdc.test_own_table_guide import dbt_sources_file, lakehouse, project_
 
 DATABASE = "it_found_bronze"
 DEADLINE_SECONDS = 600
+# With it_found_a and it_found_c (created while the service runs), a schema of 20
+# PostgreSQL tables the one pattern serves.
+MANY = [f"it_found_t{n:02d}" for n in range(1, 19)]
+SERVED = ["it_found_a", "it_found_b", "it_found_c", *MANY]
 SOURCES = {
     "ems": {"connector": "postgresql", "kind": "kafka", "topic_prefix": "tickit",
             "include": [r"ems\.it_found_.*"], "database_url_env": "IT_FOUND_EMS_URL"},
@@ -107,6 +111,9 @@ def run_service(spark, root: Path, log: Path) -> None:
         wait_for("it_found_a", lambda: a_rows() == [(1, "ada"), (2, "grace")], process, log)
         b_rows = lambda: rows_of(spark, "it_found_b", ["sku", "qty"])  # noqa: E731
         wait_for("it_found_b", lambda: b_rows() == [(7, 3)], process, log)
+        for n, name in enumerate(MANY, start=1):
+            many = lambda name=name: rows_of(spark, name, ["id", "n"])  # noqa: E731
+            wait_for(name, lambda many=many, n=n: many() == [(n, n * 10)], process, log)
         source_sql("ems", "create table ems.it_found_c (code text primary key, n bigint);"
                    "insert into ems.it_found_c values ('x', 9000000000);"
                    "update ems.it_found_a set name = 'lovelace' where id = 1;")  # fmt: skip
@@ -127,7 +134,10 @@ def found(spark, live_chain: Live, tmp_path_factory: pytest.TempPathFactory) -> 
     source_sql("ems", "create table ems.it_found_a (id integer primary key, name text);"
                "insert into ems.it_found_a values (1, 'ada'), (2, 'grace');"
                "create table ems.it_found_nokey (line text);"
-               "insert into ems.it_found_nokey values ('no key');")  # fmt: skip
+               "insert into ems.it_found_nokey values ('no key');"
+               + "".join(f"create table ems.{name} (id integer primary key, n integer);"
+                         f"insert into ems.{name} values ({n}, {n * 10});"
+                         for n, name in enumerate(MANY, start=1)))  # fmt: skip
     source_sql("ecomm", "create table ecomm.it_found_b (sku int primary key, qty int);"
                "insert into ecomm.it_found_b values (7, 3);"
                "create table ecomm.it_found_skip (sku int primary key);"
@@ -160,7 +170,9 @@ def lakehouse_in(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_whole_database_by_pattern_and_a_table_created_while_it_runs(spark, found: Found) -> None:
-    assert "found by pattern: 2 table(s): it_found_a, it_found_b" in found.said
+    (listed,) = [line for line in found.said.splitlines() if "found by pattern:" in line]
+    assert "found by pattern: 20 table(s): " in listed
+    assert sorted(listed.rsplit(": ", 1)[1].split(", ")) == sorted(set(SERVED) - {"it_found_c"})
     assert "serving 1 new table(s): it_found_c" in found.said
     said_once = "topic tickit.ems.it_found_nokey not served: its records carry no key"
     assert found.said.count(said_once) == 1
@@ -172,7 +184,7 @@ def test_status_reads_the_found_tables_kafka_backlogs(found: Found) -> None:
     assert shown.returncode == 0, shown.stdout + shown.stderr
     status = json.loads(shown.stdout)
     backlog = {t["table"]: (t["backlog"], t["backlog_unit"]) for t in status["tables"]}
-    assert backlog == {name: (0, "records") for name in ("it_found_a", "it_found_b", "it_found_c")}
+    assert backlog == {name: (0, "records") for name in SERVED}
     assert [u["topic"] for u in status["unserved"]] == ["tickit.ems.it_found_nokey"]
     assert "tickit.ecomm.it_found_skip" in status["unread"]  # excluded: no table reads it
 
@@ -182,7 +194,7 @@ def test_dbt_sources_declares_the_found_tables(found: Found) -> None:
     assert written.returncode == 0, written.stderr
     (source,) = yaml.safe_load((found.root / dbt_sources_file()).read_text())["sources"]
     declared = {t["name"]: t for t in source["tables"]}
-    assert set(declared) == {"it_found_a", "it_found_b", "it_found_c"}
+    assert set(declared) == set(SERVED)
     columns = {c["name"]: c["data_type"] for c in declared["it_found_c"]["columns"]}
     assert (columns["code"], columns["n"]) == ("string", "bigint")
     assert declared["it_found_c"]["config"]["meta"]["topic"] == "tickit.ems.it_found_c"
@@ -202,7 +214,7 @@ def test_reconcile_names_each_key_bronze_and_the_source_disagree_on(spark, found
     """Exact after the service's run; then a row changed and one deleted in bronze behind the
     project's back, and one inserted at the source with no event (binary log off for it).
     Last in the module: it leaves bronze changed."""
-    assert reconciled(found.root) == (0, {"it_found_a": [], "it_found_b": [], "it_found_c": []})
+    assert reconciled(found.root) == (0, {name: [] for name in SERVED})
     spark.sql(f"update {DATABASE}.it_found_a set name = 'tampered' where id = 2")
     spark.sql(f"delete from {DATABASE}.it_found_c where code = 'x'")
     with closing(databases.mariadb_root(settings())) as connection, connection.cursor() as cursor:
@@ -210,6 +222,7 @@ def test_reconcile_names_each_key_bronze_and_the_source_disagree_on(spark, found
         cursor.execute("insert into ecomm.it_found_b values (8, 1)")
         connection.commit()
     assert reconciled(found.root) == (1, {
+        **{name: [] for name in MANY},
         "it_found_a": [("id=2", "name: source grace, bronze tampered")],
         "it_found_b": [("sku=8", "not in bronze")],
         "it_found_c": [("code=x", "not in bronze")],
@@ -217,11 +230,14 @@ def test_reconcile_names_each_key_bronze_and_the_source_disagree_on(spark, found
     # Both checks are in the `_reconcile` table; the Pipeline page shows each table's last.
     latest, note = pipeline.reconciled(replace(settings(), bronze_database=DATABASE))
     assert note == ""
-    assert [tuple(row) for row in latest[["table_name", "equal", "differences",
-                                          "first_differences"]].itertuples(index=False)] == [
+    shown = latest[["table_name", "equal", "differences", "first_differences"]]
+    rows = [tuple(row) for row in shown.itertuples(index=False)]
+    assert [row for row in rows if not row[1]] == [
         ("it_found_a", False, 1, "id=2: name: source grace, bronze tampered"),
         ("it_found_b", False, 1, "sku=8: not in bronze"),
         ("it_found_c", False, 1, "code=x: not in bronze"),
     ]  # fmt: skip
+    assert sorted(row[0] for row in rows if row[1]) == MANY
     checks = spark.sql(f"select equal, count(*) from {DATABASE}._reconcile group by equal")
-    assert sorted(tuple(row) for row in checks.collect()) == [(False, 3), (True, 3)]
+    equal_twice = len(SERVED) + len(MANY)
+    assert sorted(tuple(row) for row in checks.collect()) == [(False, 3), (True, equal_twice)]

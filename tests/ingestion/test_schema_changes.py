@@ -21,12 +21,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ingestion import resnapshot_journal
 from ingestion.config import Source, TableConfig, load_tables
 from ingestion.decode.types import FieldType, incompatibility, resolve_columns, widen
 from ingestion.engine import ingest
+from ingestion.errors import UserError
 from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
 from ingestion.settings import Settings
-from lakehouse import dbt_sources
+from lakehouse import dbt_sources, resnapshot
 
 from .bronze import settings_for
 from .debezium_events import decimal_field, dumps, envelope, field, unscaled_base64
@@ -268,10 +270,123 @@ def test_an_incompatible_change_quarantines_only_its_events(refused) -> None:
 def test_the_reason_names_the_column_both_types_and_the_fix(refused) -> None:
     reason = (
         "incompatible schema change: code: type string cannot be stored in a int column; "
-        "bronze cannot follow this change: drop the bronze table and its changelog, "
-        "then re-ingest the table from a fresh Debezium snapshot"
+        "bronze cannot follow this change: rebuild the table from a fresh snapshot "
+        "with `lakehouse resnapshot <table>`"
     )
     assert refused.quarantine == [(0, "t", reason), (2, "t", reason)]
+
+
+def deleted(fields: list[dict], before: dict, lsn: int) -> dict:
+    event = envelope(fields, None, lsn, "d")
+    event["payload"]["before"] = before
+    return event
+
+
+@dataclass
+class Rebuilt:
+    """After `lakehouse resnapshot` and a later run: bronze, the changelog, what was kept."""
+
+    quarantined: list[int]
+    refused: str
+    rows: dict[int, tuple]
+    types: dict[str, str]
+    changelog: list[tuple]
+    kept: dict[int, int]
+    kept_types: dict[str, str]
+    quarantine: list[tuple]
+    journal_left: bool
+
+
+def rebuild(spark, conf: Settings, table: TableConfig, snapshot: Path) -> tuple[list[int], str]:
+    """The narrowing's run, then the rebuild: interrupted once after moving the tables
+    aside (its first two steps), a run refused, then the command run again to the end."""
+    quarantined = [ingest(spark, conf, [table], log=lambda _: None).tables[0].quarantined]
+    resnapshot._journal(spark, conf, table, str(snapshot))
+    replaced = resnapshot_journal.replaced(conf, table)
+    resnapshot._move(spark, table_path(conf, table.database, "t"), replaced.kept["bronze"])
+    with pytest.raises(UserError) as refused:
+        ingest(spark, conf, [table], log=lambda _: None)
+    done = resnapshot.resnapshot(spark, conf, table, str(snapshot), log=lambda _: None)
+    return [*quarantined, done.applied.quarantined], str(refused.value)
+
+
+@pytest.fixture(scope="module", params=(("cow", 4), ("mor", None)), ids=("cow", "mor"))
+def rebuilt(request, spark, tmp_path_factory) -> Rebuilt:
+    """`code integer` snapshotted, then `code text` at the source (with a delete); the
+    rebuild from a fresh snapshot's files; then later changes, one a delete."""
+    table_type, buckets = request.param
+    root = tmp_path_factory.mktemp(f"resnapshot-{table_type}")
+    conf = settings_for(root / "landing", root / "lake")
+    database = f"resnapshot_{table_type}"
+    table = table_config("t", database, table_type, buckets)
+    landing, folder = Path(conf.landing), Path(conf.landing) / "topics" / TOPIC
+    write_file(landing, 0, CODE_INT, [Change(1, "r", 100, {"code": 1}),
+                                      Change(4, "r", 100, {"code": 4})])  # fmt: skip
+    first = ingest(spark, conf, [table], log=lambda _: None).tables[0].quarantined
+    narrowing = [envelope(CODE_TEXT, {"id": 2, "code": "B-2"}, 200, "c"),
+                 envelope(CODE_INT, {"id": 1, "code": 7}, 210, "u"),
+                 envelope(CODE_TEXT, {"id": 1, "code": "A-1"}, 220, "u"),
+                 deleted(CODE_TEXT, {"id": 4, "code": "4"}, 225)]  # fmt: skip
+    (folder / f"{TOPIC}+0+{2:010d}.json").write_text("".join(dumps(e) + "\n" for e in narrowing))
+    snapshot = root / "snapshot"
+    write_file(snapshot, 0, CODE_TEXT, [Change(1, "r", 230, {"code": "A-1"}),
+                                        Change(2, "r", 230, {"code": "B-2"})])  # fmt: skip
+    quarantined, refused = rebuild(spark, conf, table, snapshot)
+    later = [envelope(CODE_TEXT, {"id": 2, "code": "B-3"}, 300, "u"),
+             envelope(CODE_TEXT, {"id": 3, "code": "C-3"}, 310, "c"),
+             deleted(CODE_TEXT, {"id": 1, "code": "A-1"}, 320)]  # fmt: skip
+    (folder / f"{TOPIC}+0+{6:010d}.json").write_text("".join(dumps(e) + "\n" for e in later))
+    last = ingest(spark, conf, [table], log=lambda _: None).tables[0].quarantined
+    bronze, changelog = read(spark, conf, database, "t"), read(spark, conf, database, "t_changelog")
+    kept = spark.read.format("hudi").load(to_hadoop_uri(kept_bronze(conf, database)))
+    query = f"select line, table_name from {database}.{QUARANTINE} order by line"
+    return Rebuilt(
+        [first, *quarantined, last],
+        refused,
+        {r["id"]: (r["code"], r["_cdc_is_deleted"]) for r in bronze.collect()},
+        source_types(bronze),
+        sorted((r["id"], r["code"], r["_cdc_op"]) for r in changelog.collect()),
+        {r["id"]: r["code"] for r in kept.collect()},
+        source_types(kept),
+        [tuple(r) for r in spark.sql(query).collect()],
+        resnapshot_journal.journal_path(conf, table).exists(),
+    )
+
+
+def kept_bronze(conf: Settings, database: str) -> str:
+    """The one replaced bronze table the rebuild kept beside the new one."""
+    (kept,) = Path(table_path(conf, database, "")).glob("t__replaced_*")
+    return str(kept)
+
+
+def test_a_narrowing_quarantines_its_events_until_the_rebuild(rebuilt) -> None:
+    """The narrowing's three events under `text` wait in the quarantine; the snapshot and
+    the later run quarantine nothing; nothing quarantined is dropped by the rebuild."""
+    assert rebuilt.quarantined == [0, 3, 0, 0]
+    assert rebuilt.quarantine == [(0, "t"), (2, "t"), (3, "t")]
+
+
+def test_a_rebuild_interrupted_after_the_move_is_refused_with_the_command(rebuilt) -> None:
+    assert "lakehouse resnapshot t --from" in rebuilt.refused
+    assert not rebuilt.journal_left
+
+
+def test_the_rebuilt_table_equals_the_source_after_later_changes(rebuilt) -> None:
+    """Key 4, deleted at the source under `text`, is gone; 1 took its text value from the
+    snapshot, then its delete; 2 and 3 changed after it."""
+    assert rebuilt.rows == {1: ("A-1", True), 2: ("B-3", False), 3: ("C-3", False)}
+    assert rebuilt.types == {"id": "int", "code": "string"}
+
+
+def test_the_rebuilt_changelog_starts_at_the_snapshot(rebuilt) -> None:
+    assert rebuilt.changelog == [
+        (1, "A-1", "d"), (1, "A-1", "r"), (2, "B-2", "r"), (2, "B-3", "u"), (3, "C-3", "c")
+    ]  # fmt: skip
+
+
+def test_the_replaced_table_is_kept_as_it_was(rebuilt) -> None:
+    assert rebuilt.kept == {1: 7, 4: 4}
+    assert rebuilt.kept_types == {"id": "int", "code": "int"}
 
 
 def decimal(precision: int, scale: int) -> FieldType:
