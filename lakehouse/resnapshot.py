@@ -94,7 +94,8 @@ def _journal(
     A record is under way while the table is not yet moved aside or not yet committed
     again; one whose kept and rebuilt tables both exist is a finished rebuild's."""
     paths = TablePaths.of(conf, table)
-    exists = table_exists(spark, paths.bronze)
+    state = read_state(spark, paths.bronze, table.topic)
+    exists = state.exists
     record = replaced(conf, table)
     if record is not None and not (exists and table_exists(spark, record.kept["bronze"])):
         if record.snapshot_folder != snapshot_folder:
@@ -111,8 +112,7 @@ def _journal(
         "bronze": table_path(conf, table.database, f"{table.name}__replaced_{stamp}"),
         "changelog": table_path(conf, table.database, f"{table.changelog_name}__replaced_{stamp}"),
     }
-    checkpoint = read_state(spark, paths.bronze, table.topic).checkpoint
-    record = Replaced(checkpoint, kept, ingestion_time(), snapshot_folder)
+    record = Replaced(state.checkpoint, kept, ingestion_time(), snapshot_folder)
     write_journal(conf, table, record)
     return record
 

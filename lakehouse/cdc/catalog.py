@@ -63,6 +63,12 @@ class CatalogTable:
         return f"{self.schema}.{self.table}"
 
 
+def captured(config: dict[str, str]) -> tuple[str, ...]:
+    """The schemas (PostgreSQL) or databases (MariaDB) a connector's config includes."""
+    included = config.get("schema.include.list") or config.get("database.include.list", "")
+    return tuple(name.strip() for name in included.split(",") if name.strip())
+
+
 @dataclass(frozen=True)
 class ConnectorModes:
     """The connector settings that decide how a SQL type is emitted."""
@@ -86,7 +92,6 @@ class ConnectorModes:
             if name and config.get(f"{name}.type", "").endswith(BOOLEAN_CONVERTER):
                 selector = config.get(f"{name}.selector", "")
                 booleans = tuple(p.strip() for p in selector.split(",") if p.strip())
-        included = config.get("schema.include.list") or config.get("database.include.list", "")
         return cls(
             dialect=dialect,
             topic_prefix=config["topic.prefix"],
@@ -95,7 +100,7 @@ class ConnectorModes:
             interval_handling=config.get("interval.handling.mode", "numeric"),
             bigint_unsigned=config.get("bigint.unsigned.handling.mode", "long"),
             boolean_columns=booleans,
-            captured=tuple(p.strip() for p in included.split(",") if p.strip()),
+            captured=captured(config),
         )
 
 

@@ -18,20 +18,15 @@ from collections.abc import Callable
 from string import Template
 from typing import Any
 
-from ingestion.config import TableConfig, TableDocument, load_document
+from ingestion.config import Source, TableConfig, TableDocument, load_document
 from ingestion.settings import LOOPBACK, PROJECT_DIR, Settings
+from lakehouse.cdc.catalog import captured
 from lakehouse.cdc.databases import MARKER_TABLE, SIGNAL_TABLE
 from lakehouse.stack import StackError
 
 CONNECTOR_FILES = PROJECT_DIR / "conf" / "cdc"
 # A column selector no column matches: an empty one would make every TINYINT(1) a boolean.
 NO_COLUMN = "(?!)"
-# The `connector` of conf/tables.yml's sources that each connector class is.
-CONNECTOR_KINDS = {
-    "PostgresConnector": "postgresql",
-    "MariaDbConnector": "mysql",
-    "MySqlConnector": "mysql",
-}
 # The chain's own tables, captured in every schema a connector includes.
 CHAIN_TABLES = (MARKER_TABLE, SIGNAL_TABLE)
 
@@ -81,43 +76,24 @@ def boolean_selector(config: dict[str, str], tables: list[TableConfig]) -> str:
     return ",".join(c.replace(".", "\\.") for c in columns) or NO_COLUMN
 
 
-def _captured(config: dict[str, str]) -> list[str]:
-    """The schemas (PostgreSQL) or databases (MariaDB) a connector's config includes."""
-    listed = config.get("schema.include.list") or config.get("database.include.list", "")
-    return [name.strip() for name in listed.split(",") if name.strip()]
+def table_include_list(source: Source, config: dict[str, str], document: TableDocument) -> str:
+    """The `table.include.list` of the connector of a source with `include` patterns.
 
-
-def table_include_list(config: dict[str, str], document: TableDocument) -> str | None:
-    """The `table.include.list` of a connector whose source selects its tables by pattern.
-
-    A source of conf/tables.yml with `include` patterns is the connector's when its
-    connector kind and topic prefix are the connector's. The connector then captures
-    what the lake serves: the tables the patterns select (an `exclude` as a negative
-    lookahead, since Debezium takes no exclude list beside an include list), the
-    source's listed tables, and the chain's own markers and signalling tables in each
-    schema it includes. None, and the connector file's lists stand, without one.
+    The connector then captures what the lake serves: the tables the patterns
+    select (an `exclude` as a negative lookahead, since Debezium takes no
+    exclude list beside an include list), the source's listed tables, and the
+    chain's own markers and signalling tables in each schema it includes.
     """
-    kind = CONNECTOR_KINDS.get(config["connector.class"].rsplit(".", 1)[-1])
     prefix = config.get("topic.prefix", "")
-    sources = {
-        name: source
-        for name, source in document.sources.items()
-        if source.include and source.connector == kind and source.topic_prefix == prefix
-    }
-    if not sources:
-        return None
-    entries = []
-    for source in sources.values():
-        excluded = "|".join(p.pattern for p in source.exclude)
-        guard = f"(?!(?:{excluded})$)" if excluded else ""
-        entries += [f"{guard}(?:{p.pattern})" for p in source.include]
+    excluded = "|".join(p.pattern for p in source.exclude)
+    guard = f"(?!(?:{excluded})$)" if excluded else ""
+    entries = [f"{guard}(?:{p.pattern})" for p in source.include]
     entries += [
         re.escape(table.topic.removeprefix(prefix + "."))
         for table in document.tables.values()
-        if table.source.name in sources
+        if table.source.name == source.name
     ]
-    schemas = _captured(config)
-    entries += [re.escape(f"{schema}.{own}") for schema in schemas for own in CHAIN_TABLES]
+    entries += [re.escape(f"{schema}.{own}") for schema in captured(config) for own in CHAIN_TABLES]
     # Debezium splits the list on commas; one inside a pattern is escaped.
     return ",".join(entry.replace(",", "\\,") for entry in entries)
 
@@ -137,8 +113,10 @@ def connector_configs(conf: Settings) -> dict[str, dict[str, str]]:
         config = {k: str(v) for k, v in file["config"].items()}
         filled = values | {"boolean_columns": boolean_selector(config, tables)}
         config = {k: Template(v).substitute(filled) for k, v in config.items()}
-        if (included := table_include_list(config, document)) is not None:
-            config["table.include.list"] = included
+        # A source's connector is conf/cdc/<source>-*.connector.json (table_entry.py too).
+        source = document.sources.get(path.name.split("-", 1)[0])
+        if source is not None and source.include:
+            config["table.include.list"] = table_include_list(source, config, document)
         configs[file["name"]] = config
     return configs
 

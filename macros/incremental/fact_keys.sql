@@ -100,7 +100,7 @@ candidate_keys as (
 {%- endmacro %}
 
 
-{% macro fact_delete_markers(key_column, timeline) -%}
+{% macro fact_delete_markers(key_column, timeline, rows) -%}
     {#- A delete marker for each key of `deleted_keys` (fact_candidate_keys):
         the key, cast to the stored key's type (bronze's record ids are
         bigint), and `deleted_commit_time`, the newest bronze commit
@@ -112,13 +112,25 @@ candidate_keys as (
         nothing: the merge neither deletes nor inserts it. A soft-deleted key
         has no row of its own in the fact's read (the base model holds live
         rows only): the fact's full join keeps the row read should two reads
-        of a bronze table see different commits. -#}
+        of a bronze table see different commits.
+
+        A full build deletes nothing: no marker, in the shape of the fact's
+        CTE `rows` (its key's type), so that the fact's query is the same
+        in both. -#}
+    {%- if is_incremental() %}
     select
         cast(record_id as {{ stored_column_type(key_column) }}) as {{ key_column }},
         greatest(
             bronze_commit_time, {{ timeline.newest_commit }}
         ) as deleted_commit_time
     from deleted_keys
+    {%- else %}
+    select
+        {{ key_column }},
+        bronze_commit_time as deleted_commit_time
+    from {{ rows }}
+    where false
+    {%- endif %}
 {%- endmacro %}
 
 

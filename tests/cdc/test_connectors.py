@@ -178,12 +178,14 @@ def test_a_pattern_source_s_connector_captures_what_the_lake_serves(tmp_path) ->
     patterned = load_document(tmp_path / "tables.yml")
     configs = connectors.connector_configs(settings())
     assert not [c for c in configs.values() if "table.include.list" in c]
-    ems = connectors.table_include_list(configs["tickit-ems"], patterned)
+    ems = connectors.table_include_list(patterned.sources["ems"], configs["tickit-ems"], patterned)
     for name in ("ems.app_orders", "ems.TTX", "ems.event", "ems.lakehouse_marker",
                  "ems.debezium_signal"):  # fmt: skip
         assert captures(ems, name), name
     assert not captures(ems, "ems.other") and not captures(ems, "ems.tttx")
-    ecomm = connectors.table_include_list(configs["tickit-ecomm"], patterned)
+    ecomm = connectors.table_include_list(
+        patterned.sources["ecomm"], configs["tickit-ecomm"], patterned
+    )
     assert captures(ecomm, "ecomm.shop_a") and captures(ecomm, "ecomm.SHOP_B")
     assert captures(ecomm, "ecomm.date") and captures(ecomm, "ecomm.debezium_signal")
     assert not captures(ecomm, "ecomm.shop_audit") and not captures(ecomm, "ecomm.shop_tmp_1")

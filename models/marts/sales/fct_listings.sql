@@ -60,18 +60,11 @@ listings as (
 
 ),
 
+-- a delete marker for each listing soft-deleted since the horizon (none on a
+-- full build, which reads live rows only)
 deleted_listings as (
 
-    {%- if is_incremental() %}
-    {{ fact_delete_markers('listing_id', timeline) }}
-    {%- else %}
-    -- a full build reads live rows only: it deletes nothing
-    select
-        listing_id,
-        bronze_commit_time as deleted_commit_time
-    from listings
-    where false
-    {%- endif %}
+    {{ fact_delete_markers('listing_id', timeline, 'listings') }}
 
 ),
 

@@ -62,18 +62,11 @@ sales as (
 
 ),
 
+-- a delete marker for each sale soft-deleted since the horizon (none on a
+-- full build, which reads live rows only)
 deleted_sales as (
 
-    {%- if is_incremental() %}
-    {{ fact_delete_markers('sale_id', timeline) }}
-    {%- else %}
-    -- a full build reads live rows only: it deletes nothing
-    select
-        sale_id,
-        bronze_commit_time as deleted_commit_time
-    from sales
-    where false
-    {%- endif %}
+    {{ fact_delete_markers('sale_id', timeline, 'sales') }}
 
 ),
 
