@@ -404,6 +404,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.bench_command == "latency" and args.live:
         from lakehouse.bench.live_latency import run_live_latency_bench
 
+        if args.extra_tables:
+            raise UserError("--extra-tables serves landing files: run it without --live")
+
         results = run_live_latency_bench(
             args.scale, args.rate, args.minutes, args.results, output.say
         )
@@ -424,14 +427,21 @@ def _bench(args: argparse.Namespace) -> int:
         from lakehouse.bench.many_tables import run_tables_bench
 
         results = run_tables_bench(args.tables, args.rounds, args.results, output.say)
+    elif args.bench_command == "reconcile":
+        from lakehouse.bench.reconcile_bench import run_reconcile_bench
+
+        results = run_reconcile_bench(args.scale, args.results, output.say)
     elif args.bench_command == "floor":
         from lakehouse.bench.floor_bench import run_floor_bench
 
         results = run_floor_bench(args.scale, args.rounds, args.results, output.say)
     elif args.bench_command == "latency":
-        from lakehouse.bench.latency import run_latency_bench
+        from lakehouse.bench.latency import LatencyOptions, run_latency_bench
 
-        results = run_latency_bench(args.scale, args.rate, args.minutes, args.results, output.say)
+        options = LatencyOptions(
+            args.scale, args.rate, args.minutes, args.extra_tables, args.idle_extras
+        )
+        results = run_latency_bench(options, args.results, output.say)
     else:
         from lakehouse.bench.dbt_bench import run_dbt_bench
 
@@ -444,7 +454,7 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "bench",
         help="benchmarks: ingest (ours vs Delta, Iceberg, Hudi, plain Spark), floor, dbt, latency, "
-        "soak; chart draws a results file",
+        "soak, tables, reconcile; chart draws a results file",
     )
     bench = parser.add_subparsers(dest="bench_command", required=True)
     ingest = bench.add_parser("ingest", help="ingestion speed and memory, side by side")
@@ -473,6 +483,10 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     )
     tables.add_argument("--tables", type=int, default=100, help="small tables served (default 100)")
     tables.add_argument("--rounds", type=int, default=3, help="rounds of the two batches")
+    proof = bench.add_parser(
+        "reconcile", help="`lakehouse reconcile` on the live chain against one ingest of its tables"
+    )
+    proof.add_argument("--scale", type=float, default=1.0, help="TICKIT scale (1 = ~425K rows)")
     floor = bench.add_parser(
         "floor",
         help="ours against the plain-Spark ceiling and Hudi's own floor (the changelog and "
@@ -492,6 +506,17 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     )
     latency.add_argument("--minutes", type=float, default=5.0, help="minutes of changes")
     latency.add_argument(
+        "--extra-tables",
+        type=int,
+        default=0,
+        help="small tables served beside TICKIT, one of them changed in every flush (default 0)",
+    )
+    latency.add_argument(
+        "--idle-extras",
+        action="store_true",
+        help="the --extra-tables take their snapshot row only and never change",
+    )
+    latency.add_argument(
         "--live",
         action="store_true",
         help="from a commit in PostgreSQL or MariaDB through Debezium and Kafka (the live chain)",
@@ -500,7 +525,7 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
     chart = bench.add_parser("chart", help="draw a benchmark's results JSON as a PNG beside it")
     chart.add_argument("results_file", type=Path, help="a results JSON (.lakehouse/bench-results)")
     chart.set_defaults(handler=_bench)
-    for sub in (ingest, dbt, tables, floor, latency, soak):
+    for sub in (ingest, dbt, tables, proof, floor, latency, soak):
         sub.add_argument(
             "--results", type=Path, help="results folder (default: .lakehouse/bench-results)"
         )

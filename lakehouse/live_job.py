@@ -19,7 +19,7 @@ from ingestion.spark import build_session
 from lakehouse import stack
 from lakehouse.cdc import chain, markers
 from lakehouse.cdc.generate import GenerateOptions, generate
-from lakehouse.cdc.load import load, loaded
+from lakehouse.cdc.load import load_unless_loaded
 from lakehouse.cdc.workload import WorkloadOptions, run_workload
 from lakehouse.main_job import closing_message
 from lakehouse.scheduler.run import run_job
@@ -39,8 +39,7 @@ def run_live_job(scale: float, log: Callable[[str], None] = print) -> int:
     stack.up(conf, log=log)
     chain.up(conf, log=log)
     log(f"2/5 TICKIT tables in PostgreSQL and MariaDB at scale {scale}, then a workload")
-    if not loaded(conf):
-        load(scale, seed=GenerateOptions().seed, conf=conf, log=log)
+    load_unless_loaded(scale, conf, log)
     run_workload(WorkloadOptions(transactions=WORKLOAD_TRANSACTIONS), conf, log)
     log("3/5 crm (SQL Server) from generated files")
     generate(GenerateOptions(out=conf.landing, scale=scale, change_batches=0))

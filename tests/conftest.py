@@ -139,6 +139,7 @@ SHARED_GROUPS = {
         "tests/dashboard/test_dashboard.py",
         "tests/dbt/test_marts.py",
         "tests/docs/test_docs_site.py",
+        "tests/docs/test_modeling_recipes.py",
         "tests/platform/test_loopback.py",
         "tests/platform/test_secrets.py",
         "tests/scheduler/test_jobs.py",

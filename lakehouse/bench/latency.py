@@ -24,6 +24,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from ingestion.sources.landing import parse_file_name
 from lakehouse import thrift_client
 from lakehouse.bench import chart, report
 from lakehouse.bench.contenders import fresh, process_env, python_module, thrift_running
+from lakehouse.bench.extra_tables import ExtraTables
 from lakehouse.bench.ingest_results import StateCheck
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, change_stream, sample_of
 from lakehouse.bench.measure import run_measured
@@ -54,6 +56,28 @@ ROWS_AT_SCALE_1, FIXED_ROWS = 424_000, 400
 EVENTS_PER_CHANGE, NET_GROWTH_PER_CHANGE = 1.06, 0.25
 MAX_CHANGE_FRACTION = 0.25
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+@dataclass(frozen=True)
+class LatencyOptions:
+    """What a latency run streams: TICKIT's size, the rate, how long, small tables beside it."""
+
+    scale: float
+    rate: int
+    minutes: float
+    extra_tables: int = 0
+    idle_extras: bool = False
+
+    def extras(self, work: Path) -> ExtraTables | None:
+        if not self.extra_tables:
+            return None
+        return ExtraTables(self.extra_tables, work / "project", changing=not self.idle_extras)
+
+    @property
+    def name(self) -> str:
+        extra = f"-extra{self.extra_tables}" if self.extra_tables else ""
+        extra += "-idle" if self.extra_tables and self.idle_extras else ""
+        return f"latency-scale{self.scale:g}-rate{self.rate}{extra}"
 
 
 def generate_changes(out: Path, scale: float, events: int) -> Landing:
@@ -373,10 +397,14 @@ def stream_and_drain(
     service: subprocess.Popen,
     prober: Prober,
     rate: int,
+    extras: ExtraTables | None = None,
 ) -> dict[str, Any]:
     """Land the change records; wait for the service to catch up and the prober to see them."""
     keys = {t.topic: (t.name, t.key) for t in load_tables(database=DATABASE).values()}
     stream = change_stream(landing)
+    if extras is not None:
+        keys |= extras.keys()
+        stream = extras.interleave(stream, rate)
     started = time.monotonic()
     landed = land(stream, SinkWriter(work / "landing"), prober, rate, keys)
     drained = wait_health(
@@ -395,19 +423,32 @@ def stream_and_drain(
 
 
 def measure(
-    conf: Settings, landing: Landing, work: Path, rate: int, minutes: float, thrift_pid: int, log
+    conf: Settings,
+    landing: Landing,
+    work: Path,
+    options: LatencyOptions,
+    extras: ExtraTables | None,
+    thrift_pid: int,
+    log: Callable[[str], None],
 ) -> dict[str, Any]:
     """The service, the writer and the prober (the stack up); the streaming part's figures."""
+    rate, minutes = options.rate, options.minutes
     health = work / "health.json"
     health.unlink(missing_ok=True)
     stage(landing, 0, work / "landing")
-    service = start_service(work, health)
+    env = None
+    if extras is not None:
+        env = {"LAKEHOUSE_PROJECT_DIR": str(extras.make_project())}
+        SinkWriter(work / "landing").flush(extras.snapshot())
+        changes = "one change of one of them in every flush" if extras.changing else "idle"
+        log(f"{extras.count} small tables more, {changes}")
+    service = start_service(work, health, env)
     with PeakSampler([service.pid]) as memory, PeakSampler([thrift_pid]) as thrift:
         log(f"snapshot: {landing.events(0):,} events, waiting for the service to apply it")
         before = wait_health(health, service, caught_up_after(""), SNAPSHOT_DEADLINE)
         log(f"landing change records at {rate}/s, about {minutes:g} min")
         with Prober(conf) as prober:
-            streamed = stream_and_drain(work, landing, service, prober, rate)
+            streamed = stream_and_drain(work, landing, service, prober, rate, extras)
         returncode = stop_service(service)
     log(f"landed {streamed['records']:,} records in {streamed['seconds']:.0f} s")
     return {
@@ -423,17 +464,20 @@ def measure(
     }
 
 
-def figures(scale: float, rate: int, minutes: float, measured: dict, state: dict) -> dict:
+def figures(options: LatencyOptions, measured: dict, state: dict) -> dict:
     """Percentiles, throughput, memory, the goals and the state check, as the results JSON."""
     latencies = measured["latencies"]
     sustained = measured["change_events_applied"] / measured["stream_seconds"]
     p50, p95, p99 = (percentile(latencies, f) for f in (0.5, 0.95, 0.99))
-    valid = bool(state.get("ours_matches_expected")) and measured["service_exit"] == 0
+    exact = state.get("ours_matches_expected") and state.get("extra_tables_match", True)
+    valid = bool(exact) and measured["service_exit"] == 0
     return {
         "benchmark": "latency",
-        "scale": scale,
-        "rate": rate,
-        "minutes": minutes,
+        "scale": options.scale,
+        "rate": options.rate,
+        "minutes": options.minutes,
+        "extra_tables": options.extra_tables,
+        "idle_extras": options.idle_extras,
         "machine": report.machine(),
         "latency_seconds": {"p50": p50, "p95": p95, "p99": p99, "max": percentile(latencies, 1)},
         "latency_by_table": measured["by_table"],
@@ -473,7 +517,9 @@ def markdown(results: dict) -> str:
     return "\n".join(
         [
             f"### bench latency --scale {results['scale']:g} --rate {results['rate']} "
-            f"--minutes {results['minutes']:g}",
+            f"--minutes {results['minutes']:g}"
+            + (f" --extra-tables {extra}" if (extra := results.get("extra_tables")) else "")
+            + (" --idle-extras" if extra and results.get("idle_extras") else ""),
             "",
             f"{m['records']:,} change records landed in {m['flushes']} flushes; "
             f"{machine['cpus']} CPUs, load average {results['load_average_before']:.1f} at start "
@@ -485,10 +531,19 @@ def markdown(results: dict) -> str:
             by_table_line(results["latency_by_table"]),
             f"- state: bronze = generator's expected state: "
             f"{'yes' if results['state'].get('ours_matches_expected') else 'NO'}; "
+            f"{extra_tables_state(results['state'])}"
             f"service stopped by SIGTERM with exit {m['service_exit']}",
             *([] if results["valid"] else ["- **figures void: state check or stop failed**"]),
         ]
     )
+
+
+def extra_tables_state(state: dict[str, Any]) -> str:
+    """The small tables' check, when the run served some."""
+    if "extra_tables_match" not in state:
+        return ""
+    matches = "yes" if state["extra_tables_match"] else "NO"
+    return f"every small table's row its last change: {matches}; "
 
 
 def by_table_line(by_table: dict[str, dict[str, Any]]) -> str:
@@ -520,9 +575,7 @@ def publish(
 
 
 def run_latency_bench(
-    scale: float,
-    rate: int,
-    minutes: float,
+    options: LatencyOptions,
     results_dir: Path | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
@@ -533,18 +586,20 @@ def run_latency_bench(
     work = conf.home / "bench" / "latency"
     for folder in ("landing", "lake", "logs"):
         fresh(work / folder)
+    scale, rate, minutes = options.scale, options.rate, options.minutes
     log(f"generating TICKIT CDC, scale {scale}, about {int(rate * minutes * 60):,} change events")
     # Deletes add a tombstone record each: about 15% more records than events.
     landing = generate_changes(work / "source", scale, int(rate * minutes * 60 / 1.15))
     # The stack stays up for the state check: it reads bronze through the catalog.
+    extras = options.extras(work)
     with thrift_running(conf, log) as thrift_pid:
-        measured = measure(conf, landing, work, rate, minutes, thrift_pid, log)
+        measured = measure(conf, landing, work, options, extras, thrift_pid, log)
         log("final state check")
         state = verify(landing, work)
-    results = figures(scale, rate, minutes, measured, state)
-    path = publish(
-        results, markdown, f"latency-scale{scale:g}-rate{rate}", started, load_before, results_dir
-    )
+        if extras is not None:
+            state |= extras.check(conf, DATABASE)
+    results = figures(options, measured, state)
+    path = publish(results, markdown, options.name, started, load_before, results_dir)
     picture = chart.draw(path)
     lat = results["latency_seconds"]
     log(

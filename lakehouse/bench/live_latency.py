@@ -46,9 +46,8 @@ from lakehouse.bench.latency_feed import Sample
 from lakehouse.bench.memory import PeakSampler
 from lakehouse.bench.report import percentile
 from lakehouse.cdc import chain, sql
-from lakehouse.cdc.generate import GenerateOptions
 from lakehouse.cdc.generate.tickit import EVENT, LISTING, Table
-from lakehouse.cdc.load import connect, live_tables, load, loaded
+from lakehouse.cdc.load import connect, live_tables, load_unless_loaded
 from lakehouse.cdc.workload import WorkloadOptions, WorkloadSummary, run_workload
 from lakehouse.live_job import LIVE_KINDS
 
@@ -283,6 +282,19 @@ def markdown(results: dict[str, Any]) -> str:
     )
 
 
+def chain_ready(
+    bench: str, scale: float, log: Callable[[str], None]
+) -> tuple[Settings, Path, bool]:
+    """The live chain up and loaded (at `scale` unless an earlier load did: True when now),
+    and the bench's work folder with an empty lake and logs."""
+    conf = settings()
+    work = conf.home / "bench" / bench
+    for folder in ("lake", "logs"):
+        fresh(work / folder)
+    chain.up(conf, log=log)
+    return conf, work, load_unless_loaded(scale, conf, log)
+
+
 def run_live_latency_bench(
     scale: float,
     rate: float,
@@ -293,13 +305,7 @@ def run_live_latency_bench(
     """The chain up and loaded, the service from Kafka, the workload and the probes; report."""
     started = time.monotonic()
     load_before = report.machine()["load_average_1m"]
-    conf = settings()
-    work = conf.home / "bench" / "latency-live"
-    for folder in ("lake", "logs"):
-        fresh(work / folder)
-    chain.up(conf, log=log)
-    if not loaded(conf):
-        load(scale, seed=GenerateOptions().seed, conf=conf, log=log)
+    conf, work, _ = chain_ready("latency-live", scale, log)
     options = WorkloadOptions(rate=rate, minutes=minutes)
     results = figures(scale, options, measure(conf, work, options, log))
     name = f"latency-live-scale{scale:g}-rate{rate:g}"

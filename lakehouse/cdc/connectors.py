@@ -130,6 +130,11 @@ def register(conf: Settings, name: str, config: dict[str, str]) -> None:
         raise StackError(f"connector {name} rejected by Connect: {detail}") from error
 
 
+def registered_config(conf: Settings, name: str) -> dict[str, str]:
+    """The config Connect runs a connector with (what was registered, not the file)."""
+    return _request(conf, "GET", f"/connectors/{name}/config")
+
+
 def remove(conf: Settings, name: str) -> None:
     """Delete one connector; its offsets and topics stay in Kafka."""
     _request(conf, "DELETE", f"/connectors/{name}")

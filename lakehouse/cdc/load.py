@@ -16,6 +16,7 @@ from typing import Any
 from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
 from lakehouse.cdc import databases, sql
+from lakehouse.cdc.generate.options import GenerateOptions
 from lakehouse.cdc.generate.population import populate
 from lakehouse.cdc.generate.tickit import TABLES, USERS, Table
 
@@ -94,3 +95,12 @@ def load(
         f"ecomm on MariaDB) at scale {scale} in {time.monotonic() - started:.1f}s"
     )
     return counts
+
+
+def load_unless_loaded(scale: float, conf: Settings, log: Callable[[str], None] = print) -> bool:
+    """Load the chain at `scale` with the generator's seed unless an earlier load did;
+    True when it loaded now (an earlier load keeps its own scale)."""
+    if loaded(conf):
+        return False
+    load(scale, seed=GenerateOptions.seed, conf=conf, log=log)
+    return True

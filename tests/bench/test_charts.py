@@ -49,7 +49,8 @@ def test_the_latency_chart_is_a_histogram_of_every_sample(tmp_path: Path) -> Non
         "stream_seconds": 10.0, "service_exit": 0, "by_table": {}, "unseen": 0,
         "records": 4000, "seconds": 10.0,
     }  # fmt: skip
-    results = latency.figures(0.1, 400, 1.0, measured, {"ours_matches_expected": True})
+    options = latency.LatencyOptions(0.1, 400, 1.0)
+    results = latency.figures(options, measured, {"ours_matches_expected": True})
     results_file = tmp_path / "latency-scale0.1.json"
     results_file.write_text(json.dumps(results))
     width, height = png_size(chart.draw(results_file))

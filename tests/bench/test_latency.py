@@ -1,7 +1,9 @@
-"""`lakehouse bench latency` at a tiny scale and rate, so it cannot rot; the feed without Spark."""
+"""`lakehouse bench latency` at a tiny scale and rate (3 small tables beside TICKIT), so it
+cannot rot; the feed without Spark."""
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -15,10 +17,13 @@ from .test_bench import run_bench
 
 def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tmp_path) -> None:
     results, printed = run_bench(
-        "latency", "--scale", "0.001", "--rate", "10", "--minutes", "0.5", results=tmp_path
-    )
+        "latency", "--scale", "0.001", "--rate", "10", "--minutes", "0.5", "--extra-tables", "3",
+        results=tmp_path,
+    )  # fmt: skip
     assert results["valid"] is True
     assert results["state"]["ours_matches_expected"] is True
+    # The service ran on a project copy listing 3 small tables more; each holds its last change.
+    assert results["extra_tables"] == 3 and results["state"]["extra_tables_match"] is True
     assert results["measured"]["service_exit"] == 0
     assert results["samples"] > 0 and results["unseen_samples"] == 0
     lat = results["latency_seconds"]
@@ -41,7 +46,9 @@ def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tm
         for files in landing.files(batch).values()
         for f in files
     )
-    assert results["measured"]["records"] == results["measured"]["stream_records"] == generated > 0
+    # ... and one small table's change before every 9 of them (--rate 10: one in each flush).
+    landed = generated + math.ceil(generated / 9)
+    assert results["measured"]["records"] == results["measured"]["stream_records"] == landed > 0
 
 
 def test_the_prober_asks_again_on_a_new_connection_after_losing_one(local_stack) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -26,8 +25,8 @@ from ingestion.settings import settings
 from lakehouse import cli, table_entry
 from lakehouse.cdc import markers
 from tests.cdc.live import Live
+from tests.guides import REPO, code_blocks, project_copy
 
-REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "own-tables.md"
 BRONZE = "it_guide_bronze"
 DBT_SCHEMA = "it_guide"
@@ -48,20 +47,6 @@ ORDERS_ENTRY = """\
 def lakehouse(*args: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "lakehouse.cli", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-
-
-def guide_blocks() -> list[str]:
-    return re.findall(r"^```sh\n(.*?)^```$", GUIDE.read_text(), re.MULTILINE | re.DOTALL)
-
-
-def project_copy(root: Path) -> Path:
-    """The files the guide's commands read and write, copied; the rest linked."""
-    for name in ("conf", "models"):
-        shutil.copytree(REPO / name, root / name)
-    shutil.copy(REPO / "dbt_project.yml", root / "dbt_project.yml")
-    for name in ("macros", "analyses", "profiles", "tests", ".venv"):
-        (root / name).symlink_to(REPO / name)
-    return root
 
 
 def test_tables_add_reads_the_catalog_of_both_databases(live_chain: Live, capsys) -> None:
@@ -174,7 +159,7 @@ def run_guide(spark, root: Path) -> list[subprocess.CompletedProcess]:
         "LAKEHOUSE_DBT_TARGET_PATH": str(root / "target"),
     }
     done = []
-    for block in guide_blocks():
+    for block in (b.text for b in code_blocks(GUIDE, "sh")):
         if "lakehouse ingest" in block:
             markers.wait_published(spark, settings(), markers.write_markers(settings()))
         command = ["bash", "-e", "-o", "pipefail", "-c", block]

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,9 +29,11 @@ import yaml
 from dashboard import pipeline
 from ingestion.paths import table_path, to_hadoop_uri
 from ingestion.settings import settings
-from lakehouse.cdc import databases, markers
+from ingestion.sources import kafka_client
+from lakehouse.cdc import connectors, databases, markers
 from tests.cdc.live import Live
-from tests.cdc.test_own_table_guide import dbt_sources_file, lakehouse, project_copy
+from tests.cdc.test_own_table_guide import dbt_sources_file, lakehouse
+from tests.guides import project_copy
 
 DATABASE = "it_found_bronze"
 DEADLINE_SECONDS = 600
@@ -129,7 +131,7 @@ def run_service(spark, root: Path, log: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def found(spark, live_chain: Live, tmp_path_factory: pytest.TempPathFactory) -> Found:
+def found(spark, live_chain: Live, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Found]:
     """Source tables by pattern (one without a key, one excluded), served by the service."""
     source_sql("ems", "create table ems.it_found_a (id integer primary key, name text);"
                "insert into ems.it_found_a values (1, 'ada'), (2, 'grace');"
@@ -148,8 +150,30 @@ def found(spark, live_chain: Live, tmp_path_factory: pytest.TempPathFactory) -> 
     document = yaml.safe_load((root / "conf" / "tables.yml").read_text())
     document.update(sources=SOURCES, tables={})
     (root / "conf" / "tables.yml").write_text(yaml.safe_dump(document, sort_keys=False))
-    run_service(spark, root, folder / "service.log")
-    return Found(root, (folder / "service.log").read_text())
+    # As the guide says: `lakehouse cdc up` gives the connectors the patterns' include list.
+    registered = lakehouse_in(root, "cdc", "up")
+    assert registered.returncode == 0, registered.stdout + registered.stderr
+    try:
+        run_service(spark, root, folder / "service.log")
+        yield Found(root, (folder / "service.log").read_text())
+    finally:
+        connectors.register_all(settings())  # the repository's connectors, for later modules
+
+
+def test_the_connectors_capture_only_what_the_patterns_select(spark, found: Found) -> None:
+    """On the live connectors: a table the ems pattern leaves out gets no topic, while one
+    it selects, created after it, does (it_found_c); ecomm's exclude is a lookahead."""
+    live = {name: connectors.registered_config(settings(), name)
+            for name in ("tickit-ems", "tickit-ecomm")}  # fmt: skip
+    assert live["tickit-ems"]["table.include.list"].startswith("(?:ems\\.it_found_.*),")
+    assert live["tickit-ecomm"]["table.include.list"].startswith(
+        "(?!(?:ecomm\\.it_found_skip)$)(?:ecomm\\.it_found_.*),"
+    )
+    source_sql("ems", "create table ems.it_outside (id integer primary key);"
+               "insert into ems.it_outside values (1);")  # fmt: skip
+    published(spark)  # the marker after the insert is in Kafka: the insert would be too
+    topics = kafka_client.topics(settings().kafka_servers, "tickit.ems.it_")
+    assert "tickit.ems.it_found_c" in topics and "tickit.ems.it_outside" not in topics
 
 
 def lakehouse_in(root: Path, *args: str) -> subprocess.CompletedProcess:

@@ -20,6 +20,8 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from tests.guides import RUN_BY, code_blocks, runnable
+
 REPO = Path(__file__).resolve().parents[2]
 README_MAX_LINES = 300
 HISTORY_ALLOWED = (REPO / "docs" / "decisions",)
@@ -162,3 +164,18 @@ def test_the_link_check_finds_a_missing_file_and_heading(tmp_path: Path) -> None
         "other.md#nowhere: no such heading",
         "#setup: no such heading",
     ]
+
+
+@pytest.mark.parametrize("page", sorted({name for name, _ in RUN_BY}))
+def test_every_command_of_the_guides_has_a_test_that_runs_it(page: str) -> None:
+    """A section with shell commands is run as written by the test RUN_BY names (a whole
+    page's runner under ""), which reads the page itself; only NOT_RUN's lines are left."""
+    for block in code_blocks(REPO / "docs" / page, "bash", "sh"):
+        if not runnable(block):
+            continue
+        runner = RUN_BY.get((page, block.section)) or RUN_BY.get((page, ""))
+        assert runner, f"{page}, section {block.section!r}: no test runs its commands"
+        source = (REPO / runner).read_text()
+        assert page in source and "code_blocks(" in source, runner
+        if (page, "") not in RUN_BY:
+            assert f'"{block.section}"' in source, f"{runner} does not run {block.section!r}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from ingestion.settings import settings
 from lakehouse import stack, thrift_client
 from lakehouse.dbt_wrapper import run_dbt
+from tests.guides import REPO, code_blocks, command
 
 # The bronze database of the settings (tests/conftest.py sets a non-default one).
 DATABASE = settings().bronze_database
@@ -240,11 +242,34 @@ def other_stack(tmp_path, free_port):
     stack.down(conf, log=lambda _: None)
 
 
-def test_status_after_down_says_down_and_fails(other_stack) -> None:
+def test_the_guide_s_stack_commands_run_as_written_and_status_fails_after_down(
+    other_stack,
+) -> None:
+    """docs/getting-started.md's local-stack block, line by line, on the second stack."""
     conf = other_stack
-    stack.up(conf, log=lambda _: None)
-    assert stack.status(conf, log=lambda _: None)
-    stack.down(conf, log=lambda _: None)
+    env = {
+        **os.environ,
+        "LAKEHOUSE_HOME": str(conf.home),
+        "LAKEHOUSE_THRIFT_PORT": str(conf.thrift_port),
+        "LAKEHOUSE_METASTORE_PORT": str(conf.metastore_port),
+    }
+    (block,) = [b for b in code_blocks(REPO / "docs" / "getting-started.md", "bash")
+                if b.section == "The local stack"]  # fmt: skip
+    ran = {}
+    for line in block.lines:
+        done = subprocess.run(
+            ["bash", "-e", "-c", line], cwd=REPO, env=env, capture_output=True, text=True,
+            timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, (line, done.stdout, done.stderr)
+        ran[command(line)] = done.stdout
+    assert list(ran) == [f".venv/bin/lakehouse stack {a}" for a in ("up", "status", "logs", "down")]
+    assert f"thrift: healthy on 127.0.0.1:{conf.thrift_port}" in ran[".venv/bin/lakehouse stack up"]
+    up = rf"^thrift: up \(pid \d+\) on 127\.0\.0\.1:{conf.thrift_port}$"
+    assert re.search(up, ran[".venv/bin/lakehouse stack status"], re.MULTILINE)
+    tails = [line for line in ran[".venv/bin/lakehouse stack logs"].splitlines() if "==> " in line]
+    assert len(tails) >= 2 and all(str(conf.home) in line for line in tails)
+    assert all(stack.running_pid(s, conf) is None for s in stack.services(conf))
     lines: list[str] = []
     assert not stack.status(conf, log=lines.append)
     assert lines == ["catalog: down", "thrift: down"]

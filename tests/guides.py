@@ -1,0 +1,82 @@
+"""The guides' code blocks, read from the Markdown, and a copy of the project to run them in.
+
+A guide's commands run as written only when the tests take them from the
+page itself: a command edited on the page is the command the suite runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+REPO = Path(__file__).resolve().parents[1]
+COPIED = ("conf", "models", "dbt_project.yml")  # what the guides' commands edit or generate
+NOT_LINKED = ("target", "logs", ".git")  # a run's own output, and history
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block: the heading it sits under, its language and its text."""
+
+    section: str
+    language: str
+    text: str
+
+    @property
+    def lines(self) -> list[str]:
+        return [line for line in self.text.splitlines() if line.strip()]
+
+
+def code_blocks(page: Path, *languages: str) -> list[Block]:
+    """The page's fenced blocks in these languages, in page order (list indentation removed)."""
+    blocks, section = [], ""
+    tokens = MarkdownIt("commonmark").parse(page.read_text())
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open":
+            section = tokens[index + 1].content
+        elif token.type == "fence" and token.info.strip() in languages:
+            blocks.append(Block(section, token.info.strip(), token.content))
+    return blocks
+
+
+def project_copy(root: Path) -> Path:
+    """The files a guide edits or generates, copied; the rest of the repository linked."""
+    root.mkdir(parents=True, exist_ok=True)
+    for entry in REPO.iterdir():
+        if entry.name in COPIED:
+            copy = shutil.copytree if entry.is_dir() else shutil.copy
+            copy(entry, root / entry.name)
+        elif entry.name not in NOT_LINKED:
+            (root / entry.name).symlink_to(entry)
+    return root
+
+
+# The guides whose every shell command the suite runs as written, and the test
+# module that runs each section's; tests/docs/test_markdown_pages.py checks that
+# no section with commands is left without one.
+RUN_BY = {
+    ("getting-started.md", "The local stack"): "tests/ingestion/test_stack.py",
+    ("getting-started.md", "Development"): "tests/test_lint.py",
+    ("modeling.md", ""): "tests/docs/test_modeling_recipes.py",
+    ("own-tables.md", ""): "tests/cdc/test_own_table_guide.py",
+}
+# Commands the suite cannot run inside itself, and what runs them instead.
+NOT_RUN = {
+    "make test": "CI runs it (.ci/run)",
+    "make test TEST_WORKERS=0": "the whole suite again, in one process",
+    "make run": "the main job on the default ports; the daily job it runs is the suite's "
+    "shared fixture (tests/conftest.py)",
+}
+
+
+def command(line: str) -> str:
+    """A shell line without its trailing comment."""
+    return line.split("  #")[0].split(" # ")[0].strip()
+
+
+def runnable(block: Block) -> list[str]:
+    """The block's lines the suite runs: all but NOT_RUN's."""
+    return [line for line in block.lines if command(line) not in NOT_RUN]
