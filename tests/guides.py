@@ -6,15 +6,15 @@ page itself: a command edited on the page is the command the suite runs.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from lakehouse.project_copy import project_copy as copy_of_the_project
+
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ("conf", "models", "dbt_project.yml")  # what the guides' commands edit or generate
-NOT_LINKED = ("target", "logs", ".git")  # a run's own output, and history
 
 
 @dataclass(frozen=True)
@@ -44,14 +44,7 @@ def code_blocks(page: Path, *languages: str) -> list[Block]:
 
 def project_copy(root: Path) -> Path:
     """The files a guide edits or generates, copied; the rest of the repository linked."""
-    root.mkdir(parents=True, exist_ok=True)
-    for entry in REPO.iterdir():
-        if entry.name in COPIED:
-            copy = shutil.copytree if entry.is_dir() else shutil.copy
-            copy(entry, root / entry.name)
-        elif entry.name not in NOT_LINKED:
-            (root / entry.name).symlink_to(entry)
-    return root
+    return copy_of_the_project(root, COPIED)
 
 
 # The guides whose every shell command the suite runs as written, and the test

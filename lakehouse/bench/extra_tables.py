@@ -12,15 +12,15 @@ end every small table's row must hold its last change.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingestion.settings import PROJECT_DIR, Settings
+from ingestion.settings import Settings
 from lakehouse import thrift_client
 from lakehouse.bench.latency_feed import Record
 from lakehouse.bench.many_tables import event_line
+from lakehouse.project_copy import project_copy
 
 TOPIC_PREFIX = "bench.extra"
 
@@ -42,12 +42,7 @@ class ExtraTables:
 
     def make_project(self) -> Path:
         """conf/ copied with the N entries appended; every other top-level entry linked."""
-        shutil.rmtree(self.project, ignore_errors=True)
-        self.project.mkdir(parents=True)
-        for entry in PROJECT_DIR.iterdir():
-            if entry.name not in ("conf", ".git"):
-                (self.project / entry.name).symlink_to(entry)
-        shutil.copytree(PROJECT_DIR / "conf", self.project / "conf")
+        project_copy(self.project, ["conf"])
         with (self.project / "conf" / "tables.yml").open("a") as tables:
             for n in range(self.count):
                 tables.write(

@@ -76,12 +76,10 @@ def measure(work: Path, log: Callable[[str], None]) -> dict[str, Any]:
 
 
 def _source_rows(lines: list[str]) -> int:
-    """The rows reconcile counted at the sources, from its per-table lines."""
-    rows = 0
-    for line in lines:
-        if " rows at the source" in line:
-            rows += int(line.split(": ", 1)[1].split(" rows")[0].replace(",", ""))
-    return rows
+    """The rows reconcile counted at the sources, from the run record its last line names."""
+    (summary,) = [line for line in lines if line.startswith("reconcile: ")][-1:]
+    record = json.loads(Path(summary.rsplit("(results ", 1)[1].rstrip(")")).read_text())
+    return sum(table["source_rows"] or 0 for table in record["tables"])
 
 
 def markdown(results: dict[str, Any]) -> str:
