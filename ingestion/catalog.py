@@ -33,11 +33,16 @@ def is_registered(spark: SparkSession, database: str, table: str) -> bool:
     return bool(spark._jsparkSession.sharedState().externalCatalog().tableExists(database, table))
 
 
-def register(spark: SparkSession, database: str, table: str, path: str) -> None:
+def register(
+    spark: SparkSession, database: str, table: str, path: str, read_optimized: bool | None = None
+) -> None:
     """Create the catalog entry for a Hudi table at `path` unless it exists already.
 
     A table of the same name at another location is an error, never re-pointed:
     the catalog may be shared with other lakes (and other people).
+    `read_optimized` (a merge-on-read table's views) is kept in the entry's
+    options as Hudi's Hive sync keeps it (`hoodie.query.as.ro.table`), so every
+    reader of that name gets that view.
     """
     uri = to_hadoop_uri(path).rstrip("/")
     # The metastore itself, not Spark's catalog API: that would load the Hudi
@@ -51,4 +56,9 @@ def register(spark: SparkSession, database: str, table: str, path: str) -> None:
                 "drop it or write to another database"
             )
         return
-    spark.sql(f"create table `{database}`.`{table}` using hudi location '{uri}'")
+    options = (
+        ""
+        if read_optimized is None
+        else f" options ('hoodie.query.as.ro.table' = '{str(read_optimized).lower()}')"
+    )
+    spark.sql(f"create table `{database}`.`{table}` using hudi location '{uri}'{options}")

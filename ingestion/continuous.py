@@ -5,7 +5,10 @@ HoodieStreamer's continuous mode: poll every source (only through the Source
 protocol's `pending`, so landing files and Kafka behave alike); when a poll
 finds records, run a micro-batch; keep at least `ingest_min_sync_seconds`
 between the starts of two committing micro-batches; when nothing is new,
-poll again after `ingest_poll_seconds`. A stop request (SIGTERM, handled by
+poll again after `ingest_poll_seconds`, having first compacted the
+merge-on-read tables committed to since the last such poll
+(ingestion/maintenance.py): the rewrite waits for a quiet moment instead of
+lengthening a micro-batch. A stop request (SIGTERM, handled by
 the command) is seen between tables and between micro-batches, never inside
 a table's commits, so a stopped service leaves every table committed.
 
@@ -30,6 +33,8 @@ from pathlib import Path
 from ingestion.config import TableConfig
 from ingestion.engine import Engine
 from ingestion.errors import UserError
+from ingestion.locks import TableLockedError
+from ingestion.maintenance import maintain, merge_on_read_tables
 from ingestion.results import IngestRun
 
 
@@ -142,6 +147,21 @@ class TableWatch:
         return [table for table in tables if table.name not in known]
 
 
+def maintain_idle(engine: Engine, unmaintained: set[str]) -> set[str]:
+    """Compact the merge-on-read tables among `unmaintained`; return those left for later.
+
+    A table another process writes (its lock not free within
+    `lock_wait_seconds`) is left for the next quiet poll, never a failure.
+    """
+    due = [t for t in merge_on_read_tables(engine.tables) if t.name in unmaintained]
+    try:
+        maintain(engine.spark, engine.conf, due, engine.log)
+    except TableLockedError as error:
+        engine.log(f"maintenance left for later: {error}")
+        return unmaintained
+    return set()
+
+
 def serve(
     engine: Engine,
     stop: threading.Event,
@@ -158,6 +178,7 @@ def serve(
     pacing = Pacing(conf.ingest_poll_seconds, conf.ingest_min_sync_seconds)
     health = Health()
     health.write(health_file, "polling")
+    unmaintained: set[str] = set()  # merge-on-read tables committed to since their maintenance
     try:
         while not stop.is_set():
             started = time.monotonic()
@@ -168,6 +189,9 @@ def serve(
             health.count(run)
             if run.touched:
                 on_batch(run)
+                unmaintained |= set(run.touched)
+            elif unmaintained and not stop.is_set():
+                unmaintained = maintain_idle(engine, unmaintained)
             health.write(health_file, "stopping" if stop.is_set() else "polling")
             stop.wait(pacing.wait_after(run, started, time.monotonic()))
     except BaseException as error:

@@ -98,7 +98,7 @@ def commit_batch(
     # Registered by location, the catalog entries follow every commit by themselves.
     if not plan.memory.registered or not (plan.bronze_exists and plan.changelog_exists):
         with profile.step("catalog"):
-            register_tables(spark, plan)
+            register_tables(spark, conf, plan)
         plan.memory.registered = True
     return written
 

@@ -13,8 +13,8 @@ A bronze table's layout (`BronzeLayout`) is fixed when it is created:
   copy-on-write commit then rewrites the buckets its keys fall in, one task
   each, where a table in one file rewrote it in one task (listing's bronze
   write of a 1% change batch at --scale 1: 14.2 s -> 11.0 s with 4 buckets);
-  a merge-on-read one appends to their log files and compacts every fifth
-  delta commit.
+  a merge-on-read one appends to their log files, and maintenance compacts
+  them off the ingest path (ingestion/maintenance.py).
 - Without: the index follows the table's size. A large table uses Hudi's
   record-level index (in the metadata table): lookups cost the same whatever
   the table's size. A small one uses the simple index without a metadata
@@ -54,6 +54,11 @@ EVENTS_PER_TASK = 250_000
 # per table to add 46 thousand. Under this limit a batch rewrites only files
 # still small, at the cost of one more file per 8 MB or so of events.
 CHANGELOG_SMALL_FILE_BYTES = 8 * 1024**2
+
+# A merge-on-read write compacts inline only past this many delta commits
+# since the last compaction: maintenance is overdue (nobody ran
+# `lakehouse maintain` or a job), and readers would merge ever more log files.
+OVERDUE_DELTA_COMMITS = 10
 
 
 def parallelism(events: int, most: int) -> int:
@@ -171,9 +176,8 @@ def bronze_options(table: TableConfig, parallelism: int, layout: BronzeLayout) -
         **_index_options(table, layout),
     }
     if layout.merge_on_read:
-        # Merges the log files into new base files every fifth delta commit.
         options["hoodie.compact.inline"] = "true"
-        options["hoodie.compact.inline.max.delta.commits"] = "5"
+        options["hoodie.compact.inline.max.delta.commits"] = str(OVERDUE_DELTA_COMMITS)
     return options
 
 

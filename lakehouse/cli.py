@@ -115,6 +115,21 @@ def _ingest_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_ingest)
 
 
+def _maintain(args: argparse.Namespace) -> int:
+    from lakehouse import maintain_command
+
+    return maintain_command.run_maintain(args.tables.split(",") if args.tables else None)
+
+
+def _maintain_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "maintain",
+        help="compact and clean the merge-on-read bronze tables, off the ingest path",
+    )
+    parser.add_argument("--tables", help="comma-separated bronze tables (default: all)")
+    parser.set_defaults(handler=_maintain)
+
+
 def _dbt(args: argparse.Namespace) -> int:
     from lakehouse.dbt_wrapper import run_dbt
 
@@ -559,6 +574,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction], None]] = [
     _stack_parser,
     _cdc_parser,
     _ingest_parser,
+    _maintain_parser,
     _dbt_parser,
     _dbt_sources_parser,
     _tables_parser,

@@ -85,6 +85,10 @@ def build_dag(job: Job) -> DAG:
             if step.run == "ingest":
                 group, touched = _ingest(job, step)
                 stages.append(group)
+            elif step.run == "maintain":
+                doc = "`lakehouse maintain`: compact the merge-on-read bronze tables"
+                maintain = task(task_id=step.name, doc_md=doc)(steps.maintain)
+                stages.append(maintain(job.name, step.name))
             elif _is_cosmos_build(step):
                 stages.append(dbt_build_group(step.name, default_args))
             else:

@@ -46,6 +46,11 @@ def ingest(job: str, step: str, tables: list[str]) -> list[str]:
     return run_step(job, step, tables=tables)["touched"]
 
 
+def maintain(job: str, step: str) -> dict[str, Any]:
+    """Compact the merge-on-read bronze tables before dbt reads them."""
+    return run_step(job, step)["detail"]
+
+
 def dbt(job: str, step: str, touched: list[list[str]] | None = None) -> dict[str, Any]:
     """Run a dbt step; with `touched` (the ingest tasks' results) build only what they changed."""
     tables = sorted({table for batch in touched or [] for table in batch or []})

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ingestion.config import load_tables
 from ingestion.errors import UserError
+from ingestion.maintenance import merge_on_read_tables
 from ingestion.settings import Settings, settings
 from lakehouse.bench import chart, report, streamer
 from lakehouse.bench.contenders import catalog_running, fresh, process_env, python_module
@@ -78,6 +79,7 @@ class Plan:
     root: Path  # landing in root/landing, whatever it writes in root/lake
     commands: Callable[[int, Path], list[list[str]]]  # batch, staged-files JSON -> processes
     drop_tombstones: bool = False
+    maintenance: list[str] | None = None  # the process run after the last batch, if any
 
 
 def lake_files(root: Path) -> dict[str, int]:
@@ -131,10 +133,28 @@ def run_contender(plan: Plan, landing: Landing, work: Path, log: Callable[[str],
 
 
 def ours_plan(work: Path) -> Plan:
+    """Ours: `lakehouse ingest` per phase; `lakehouse maintain` after them, if a table is mor."""
     root = fresh(work / "ours")
     args = ["--landing", str(root / "landing"), "--lake", str(root / "lake")]
     command = python_module("lakehouse.bench.ours", *args, "--database", DATABASE)
-    return Plan(Contender("ours", LABELS["ours"]), root, lambda batch, files: [command])
+    tables = list(load_tables(database=DATABASE).values())
+    maintenance = [*command, "--maintain"] if merge_on_read_tables(tables) else None
+    return Plan(
+        Contender("ours", LABELS["ours"]), root, lambda batch, files: [command], False, maintenance
+    )
+
+
+def maintain_and_check(plan: Plan, check: Callable[[Plan], None], work: Path) -> None:
+    """Ours' maintenance after its batches, measured apart; its reads before and after it."""
+    contender = plan.contender
+    if plan.maintenance is None or not contender.ran:
+        return
+    contender.state_before_maintenance = contender.state
+    before = lake_files(plan.root / "lake")
+    run = run_measured(plan.maintenance, process_env(), work / "logs" / "ours-maintain.log")
+    written_now = written(before, lake_files(plan.root / "lake"))
+    contender.maintenance = Phase.of(-1, 0, [run], written_now)
+    check(plan)
 
 
 def peer_plan(peer: Peer, work: Path) -> Plan:
@@ -223,6 +243,9 @@ def ratio(ours: Contender, peer: Contender) -> Ratio:
             ours.state.read_seconds if ours.state else None,
         ),
         peak_rss=_over(ours.peak_rss_bytes, peer.peak_rss_bytes),
+        changes_maintained=_over(
+            ours.changes_maintained_events_per_second, peer.changes.events_per_second
+        ),
     )
 
 
@@ -239,7 +262,8 @@ def goals(ours: Contender, peers: list[Contender]) -> dict[str, bool | None]:
     fastest = max(p.snapshot.events_per_second or 0 for p in valid)
     return {
         "best_peer": best.name,  # type: ignore[dict-item]
-        "changes_1_5x_best_peer": (ours.changes.events_per_second or 0)
+        # With ours' maintenance amortized over the batches: the honest comparison.
+        "changes_1_5x_best_peer": (ours.changes_maintained_events_per_second or 0)
         >= 1.5 * (best.changes.events_per_second or 0),
         "snapshot_1x_best_peer": (ours.snapshot.events_per_second or 0) >= fastest,
         "peak_rss_at_most_best_peer": ours.peak_rss_bytes <= best.peak_rss_bytes,
@@ -324,6 +348,7 @@ def run_all(
     each(jobs, apply, plans)
     log(f"{len(plans) + 1}/{len(plans) + 1} reads and final state, one process per contender")
     each(jobs, check, [plan for plan in plans if plan.contender.name in engines])
+    maintain_and_check(plans[0], check, work)
     check_ceiling(ceiling.contender, plans[0].contender, landing)
     by_name = {p.name: left_out(p.name, p.label) for p in PEERS}
     by_name |= {plan.contender.name: plan.contender for plan in plans}

@@ -112,6 +112,9 @@ class Contender:
     reason: str = ""
     phases: list[Phase] = field(default_factory=list)
     state: StateCheck | None = None
+    # Ours' table services after the last batch (`lakehouse maintain`), and the reads before it.
+    maintenance: Phase | None = None
+    state_before_maintenance: StateCheck | None = None
 
     @property
     def ran(self) -> bool:
@@ -126,8 +129,17 @@ class Contender:
         return PhaseFigures.of([p for p in self.phases if p.batch > 0])
 
     @property
+    def changes_maintained_events_per_second(self) -> float | None:
+        """Change events/s with the maintenance's seconds added to the batches' (amortized)."""
+        changes = self.changes
+        extra = self.maintenance.seconds if self.maintenance else 0.0
+        total = changes.seconds + extra
+        return round(changes.events / total, 1) if total else None
+
+    @property
     def peak_rss_bytes(self) -> int:
-        return max((p.peak_rss_bytes for p in self.phases), default=0)
+        phases = [*self.phases, *([self.maintenance] if self.maintenance else [])]
+        return max((p.peak_rss_bytes for p in phases), default=0)
 
     @property
     def files_written(self) -> int:
@@ -153,6 +165,7 @@ class Contender:
             files_written=self.files_written,
             bytes_written=self.bytes_written,
             read_seconds=self.state.read_seconds if self.state else None,
+            changes_maintained_events_per_second=self.changes_maintained_events_per_second,
         )
         return figures
 
@@ -166,6 +179,7 @@ class Ratio:
     read: float | None  # the peer's read seconds over ours
     peak_rss: float | None  # ours' peak over the peer's
     void: str = ""
+    changes_maintained: float | None = None  # ours with its maintenance amortized
 
 
 @dataclass

@@ -15,7 +15,7 @@ import yaml
 from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
 
-STEP_KINDS = ("ingest", "dbt")
+STEP_KINDS = ("ingest", "maintain", "dbt")
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,15 @@ class SkippedDetail:
     reason: str
 
 
-StepDetail = IngestDetail | DbtDetail | SkippedDetail
+@dataclass(frozen=True)
+class MaintainDetail:
+    """What a maintain step did: the merge-on-read tables it compacted, of those it looked at."""
+
+    compacted: tuple[str, ...]
+    looked_at: int
+
+
+StepDetail = IngestDetail | DbtDetail | MaintainDetail | SkippedDetail
 
 
 @dataclass

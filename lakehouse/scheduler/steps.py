@@ -1,4 +1,4 @@
-"""The step kinds of a job (`run: ingest`, `run: dbt`) and the runner that executes them.
+"""The step kinds of a job (`run: ingest`, `maintain`, `dbt`) and the runner that executes them.
 
 `lakehouse jobs run` and each Airflow task (dags/lakehouse_airflow/job_step.py)
 drive the same `JobRunner`, so a step means the same thing everywhere.
@@ -24,7 +24,13 @@ from lakehouse.dbt_wrapper import run_dbt
 from lakehouse.errors_text import error_text
 from lakehouse.output import console
 from lakehouse.scheduler.jobs_file import Job, Step
-from lakehouse.scheduler.records import DbtDetail, IngestDetail, SkippedDetail, StepRecord
+from lakehouse.scheduler.records import (
+    DbtDetail,
+    IngestDetail,
+    MaintainDetail,
+    SkippedDetail,
+    StepRecord,
+)
 from lakehouse.status import data_as_of
 
 if TYPE_CHECKING:
@@ -118,6 +124,17 @@ class JobRunner:
         console.print(summary_table(run.tables))
         self.touched = run.touched
         record.detail = IngestDetail.of(run)
+
+    def maintain(self, step: Step, record: StepRecord) -> None:
+        """Compact the merge-on-read tables before dbt reads them (ingestion.maintenance)."""
+        from ingestion.maintenance import maintain, merge_on_read_tables
+
+        served = served_tables(self.conf).tables
+        tables = merge_on_read_tables(select_tables(served, list(step.tables) or None))
+        # Never skipped when there is nothing to maintain: Airflow would skip the
+        # dbt steps after it too.
+        done = maintain(self.spark(), self.conf, tables, self.log) if tables else []
+        record.detail = MaintainDetail(tuple(m.table for m in done if m.compacted), len(done))
 
     def dbt(self, step: Step, record: StepRecord) -> None:
         args = list(step.args)

@@ -128,5 +128,6 @@ def test_daily_runs_freshness_and_docs_as_single_dbt_tasks(dag_report) -> None:
 def test_hourly_builds_what_ingestion_touched_in_one_task(dag_report) -> None:
     tasks = dag_report["dags"][f"{PREFIX}hourly"]["tasks"]
     assert JOBS["hourly"].steps[-1].select == "touched"
-    assert set(tasks) == {f"ingest.{s}" for s in SOURCES} | {"build"}
-    assert set(tasks["build"]["upstream"]) == {f"ingest.{s}" for s in SOURCES}
+    assert set(tasks) == {f"ingest.{s}" for s in SOURCES} | {"maintain", "build"}
+    assert set(tasks["maintain"]["upstream"]) == {f"ingest.{s}" for s in SOURCES}
+    assert set(tasks["build"]["upstream"]) == {f"ingest.{s}" for s in SOURCES} | {"maintain"}

@@ -1,6 +1,6 @@
-"""`python -m tests.ingestion.run_ingest DATABASE TABLE FIELD=VALUE...`: one ingest of a table
-whose config differs from conf/tables.yml (e.g. table_type=mor, buckets=none), in a process a
-test can kill.
+"""`python -m tests.ingestion.run_ingest DATABASE TABLE FIELD=VALUE... [--maintain]`: one ingest
+(or, with --maintain, one maintenance) of a table whose config differs from conf/tables.yml (e.g.
+table_type=mor, buckets=none), in a process a test can kill.
 
 Landing zone and lake come from LAKEHOUSE_LANDING / LAKEHOUSE_LAKE, as for `lakehouse ingest`.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ingestion.engine import ingest
+from ingestion.maintenance import maintain
 from ingestion.settings import settings
 from ingestion.spark import build_session
 
@@ -24,9 +25,11 @@ def field_value(text: str) -> str | int | None:
 
 
 def main(database: str, table: str, *changes: str) -> None:
-    fields = {name: field_value(value) for name, value in (c.split("=", 1) for c in changes)}
+    pairs = (c.split("=", 1) for c in changes if c != "--maintain")
+    tables = tables_for(database, (table,), **{name: field_value(value) for name, value in pairs})
     spark = build_session("lakehouse-crash-test")
-    ingest(spark, settings(), tables_for(database, (table,), **fields), log=print)
+    run = maintain if "--maintain" in changes else ingest
+    run(spark, settings(), tables, log=print)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from py4j.protocol import Py4JJavaError
 from ingestion.checkpoint import read_checkpoint
 from ingestion.config import load_tables
 from ingestion.engine import longest_first
+from ingestion.maintenance import needs_compaction
 from ingestion.paths import table_path
 from ingestion.plan import TableMemory
 from ingestion.sources.landing import parse_file_name
@@ -53,17 +54,17 @@ def start_service(
     )
 
 
-def project_with(root: Path, tables: tuple[str, ...]) -> Path:
-    """A copy of the project's conf/ whose tables.yml holds only `tables`."""
+def project_with(root: Path, tables: tuple[str, ...], **fields: str) -> Path:
+    """A copy of the project's conf/ whose tables.yml holds only `tables` (with `fields` set)."""
     shutil.copytree(REPO / "conf", root / "conf")
-    add_entries(root, tables)
+    add_entries(root, tables, **fields)
     return root
 
 
-def add_entries(root: Path, tables: tuple[str, ...]) -> None:
+def add_entries(root: Path, tables: tuple[str, ...], **fields: str) -> None:
     """Rewrite the copy's tables.yml with `tables` (the project's entries) in one rename."""
     document = yaml.safe_load((REPO / "conf" / "tables.yml").read_text())
-    document["tables"] = {name: document["tables"][name] for name in tables}
+    document["tables"] = {name: {**document["tables"][name], **fields} for name in tables}
     partial = root / "conf" / ".tables.yml"
     partial.write_text(yaml.safe_dump(document, sort_keys=False))
     partial.replace(root / "conf" / "tables.yml")
@@ -164,18 +165,31 @@ def test_files_are_picked_up_as_they_land_and_sigterm_stops_between_commits(
     assert differences(rows, expected(root, "category"), "catid") == []
 
 
+def compacted_since_last_batch(conf, database: str) -> Callable[[], bool]:
+    """True once a completed compaction follows the table's last delta commit."""
+    folder = timeline(conf, database, TABLE)
+    return lambda: not needs_compaction({p.name: 0.0 for p in folder.iterdir()})
+
+
 def test_killed_mid_batch_then_restarted_reaches_the_exact_state(spark, tmp_path: Path) -> None:
+    """On merge-on-read bronze: the restarted service compacts once a poll finds nothing new."""
     root = make_landing(tmp_path / "generated", change_batches=2)
     landing, lake, health = tmp_path / "landing", tmp_path / "lake", tmp_path / "health.json"
     conf, generated, database = settings_for(landing, lake), open_landing(root), "continuous_1"
+    project = project_with(tmp_path / "project", (TABLE,), table_type="mor")
     for batch in (0, 1):
         stage(generated, batch, landing)
-    process = start_service(landing, lake, database, health)
+    process = start_service(landing, lake, database, health, project)
     kill_when(process, lambda: bool(in_flight(timeline(conf, database, "sales"))))
-    restarted = start_service(landing, lake, database, health)
+    restarted = start_service(landing, lake, database, health, project)
     try:
+        # Batch 2 in a commit of its own, after the base files: its changes go to log files.
+        wait_for("batches 0 and 1", applied(spark, conf, database, 1, generated), restarted)
         stage(generated, 2, landing)
         wait_for("every batch", applied(spark, conf, database, 2, generated), restarted)
+        wait_for(
+            "the idle poll's compaction", compacted_since_last_batch(conf, database), restarted
+        )
         assert stop(restarted) == 0
     finally:
         if restarted.poll() is None:

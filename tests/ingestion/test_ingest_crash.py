@@ -2,8 +2,8 @@
 
 The points: the changelog commit in flight, between the changelog and the
 bronze commit, the bronze commit in flight, the metadata table's update for
-the bronze commit in flight, and a merge-on-read table's inline compaction
-in flight. Each is found by polling the Hudi timeline, then the job is killed.
+the bronze commit in flight, and a merge-on-read table's compaction by
+maintenance in flight. Each is found by polling the Hudi timeline, then the job is killed.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestion.maintenance import maintain
 from ingestion.nothing_new import nothing_new
 from ingestion.paths import table_path
 from lakehouse.cdc.generate import OpMix
@@ -96,19 +97,15 @@ def start_ingest(
     )
 
 
-def signal_when(
-    process: subprocess.Popen, ready: Callable[[], bool], signum: int, may_finish: bool = False
-) -> bool:
-    """Send `signum` to the job's process group the moment `ready()` holds: True.
+def signal_when(process: subprocess.Popen, ready: Callable[[], bool], signum: int) -> None:
+    """Send `signum` to the job's process group the moment `ready()` holds.
 
-    False when the job finished cleanly first and `may_finish`; otherwise that
-    fails the test. A failed wait kills the job, so it leaves no writer behind.
+    The job finishing first fails the test. A failed wait kills the job, so it
+    leaves no writer behind.
     """
     deadline = time.monotonic() + DEADLINE_SECONDS
     try:
         while not ready():
-            if may_finish and process.poll() == 0:
-                return False
             assert process.poll() is None, "the job finished before the crash point"
             assert time.monotonic() < deadline, "crash point not reached in time"
             time.sleep(0.02)
@@ -118,7 +115,6 @@ def signal_when(
         process.wait(timeout=60)
         raise
     os.killpg(process.pid, signum)
-    return True
 
 
 def kill_when(process: subprocess.Popen, ready: Callable[[], bool]) -> None:
@@ -176,47 +172,33 @@ def test_kill_9_then_rerun_gives_the_exact_final_state(spark, tmp_path: Path, po
     assert not run_ingest(spark, conf, bronze_tables(database, ("sales",)))["sales"].committed
 
 
-def test_kill_9_during_a_merge_on_read_compaction_then_rerun(spark, tmp_path: Path) -> None:
-    """A merge-on-read table compacts inline once it has 5 delta commits (hudi_writer.py).
+def test_kill_9_during_maintenance_compaction_then_rerun(spark, tmp_path: Path) -> None:
+    """Maintenance compacts a merge-on-read table off the ingest path (ingestion/maintenance.py).
 
-    Each delta commit appends log files to the buckets. The snapshot's bulk
-    insert is a commit and four runs add four delta commits; then runs of one
-    more batch each, in a process of their own, until one starts compacting,
-    killed -9 at that moment.
+    Killed -9 while its compaction runs, the compaction stays pending; a batch
+    ingested meanwhile lands in the log files of the file slice after it; the
+    next maintenance finishes it, and the table is exact.
     """
     landing, lake, database = tmp_path / "landing", tmp_path / "lake", "crash_compaction"
     conf = settings_for(landing, lake)
     mor = bronze_tables(database, ("sales",), table_type="mor")
-    for batches in range(5):
+    for batches in range(2):
         make_landing(landing, change_batches=batches, op_mix=UPDATES_ONLY)
         assert run_ingest(spark, conf, mor)["sales"].committed
-    assert not in_flight(timeline(conf, database, "sales"), "compaction")
-    command = ["tests.ingestion.run_ingest", database, "sales", "table_type=mor"]
-
-    def compacting() -> bool:
-        return bool(in_flight(timeline(conf, database, "sales"), "compaction"))
-
-    for batches in range(5, 8):
-        make_landing(landing, change_batches=batches, op_mix=UPDATES_ONLY)
-        process = start_ingest(landing, lake, database, module=command)
-        if signal_when(process, compacting, signal.SIGKILL, may_finish=True):
-            process.wait(timeout=60)
-            break
-    else:
-        pytest.fail("no run compacted within three delta commits past the fifth")
-
+    command = ["tests.ingestion.run_ingest", database, "sales", "table_type=mor", "--maintain"]
+    process = start_ingest(landing, lake, database, module=command)
+    kill_when(process, lambda: bool(in_flight(timeline(conf, database, "sales"), "compaction")))
     assert in_flight(timeline(conf, database, "sales"), "compaction")
-    # The killed run's delta commit was done; a next batch gives the rerun a write to
-    # make, after which the inline table services finish the compaction.
-    make_landing(landing, change_batches=batches + 1, op_mix=UPDATES_ONLY)
+
+    make_landing(landing, change_batches=2, op_mix=UPDATES_ONLY)
     assert run_ingest(spark, conf, mor)["sales"].committed
+    done = maintain(spark, conf, mor, log=lambda _: None)
+    assert [m.compacted for m in done] == [True]
     assert not in_flight(timeline(conf, database, "sales"), "compaction")
-    # The snapshot's commit and the completed compaction's.
-    assert len(list(timeline(conf, database, "sales").glob("*_*.commit"))) == 2
     rows = spark_rows(spark, conf, database, "sales")
     assert differences(rows, expected(landing, "sales"), "salesid") == []
     changelog = spark_rows(spark, conf, database, "sales_changelog")
     assert len({r["_cdc_event_id"] for r in changelog}) == len(changelog)
-    # The newest completed commit is the compaction's, without a checkpoint: walked past.
+    # The newest completed commit is a compaction's, without a checkpoint: walked past.
     assert nothing_new(conf, mor) is not None
     assert not run_ingest(spark, conf, mor)["sales"].committed

@@ -11,6 +11,7 @@ import pytest
 
 from ingestion import commits
 from ingestion.config import load_tables
+from ingestion.maintenance import maintain
 from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
 from ingestion.table_state import read_state
 from lakehouse.cdc.generate import GenerateOptions, generate
@@ -54,6 +55,17 @@ def category_update(template: dict, catid: int, catname: str, lsn: int) -> str:
     payload["after"] = {**before, "catid": catid, "catname": catname}
     payload["before"]["catid"] = catid
     payload["op"] = "u"
+    payload["source"] = {**payload["source"], "lsn": lsn, "snapshot": "false"}
+    return json.dumps(event)
+
+
+def category_delete(template: dict, catid: int, lsn: int) -> str:
+    """A Debezium delete of one category, as JsonConverter writes it."""
+    event = copy.deepcopy(template)
+    payload = event["payload"]
+    payload["before"] = {**payload["after"], "catid": catid}
+    payload["after"] = None
+    payload["op"] = "d"
     payload["source"] = {**payload["source"], "lsn": lsn, "snapshot": "false"}
     return json.dumps(event)
 
@@ -354,3 +366,75 @@ def test_truncate_can_be_ignored(spark, tmp_path: Path) -> None:
     rows = spark_rows(spark, conf, "faults_truncate", "category")
     assert rows and not any(r["_cdc_is_deleted"] for r in rows)
     assert not any(r["_cdc_op"] == "t" for r in rows)
+
+
+def compacted(spark, conf, tables) -> list[bool]:
+    return [m.compacted for m in maintain(spark, conf, tables, log=lambda _: None)]
+
+
+@pytest.mark.parametrize("delete_mode", ["soft", "hard"])
+def test_a_stale_delete_never_removes_a_newer_row_on_merge_on_read(
+    spark, category_landing, tmp_path: Path, delete_mode: str
+) -> None:
+    """An older delete arriving after a newer update (the apache/hudi#19978 class) loses.
+
+    It lands in a log file of its own, then against the compacted base file;
+    each time the snapshot is read before and after the compaction merges it.
+    A delete newer than the row's state applies throughout.
+    """
+    landing, template = category_landing
+    conf = settings_for(landing, tmp_path / "lake")
+    database = f"faults_stale_{delete_mode}"
+    tables = tables_for(database, ("category",), table_type="mor", delete_mode=delete_mode)
+    run_ingest(spark, conf, tables)
+    write_lines(landing, CATEGORY_TOPIC, 100, [
+        category_update(template, 1, "newest", NEWER + 30),
+        category_delete(template, 2, NEWER + 30),
+    ])  # fmt: skip
+    run_ingest(spark, conf, tables)
+
+    def check() -> None:
+        rows = category_rows(spark, conf, database)
+        assert (rows[1]["catname"], rows[1]["_cdc_is_deleted"]) == ("newest", False)
+        assert rows[1]["_cdc_position"] == str(NEWER + 30).rjust(20, "0")
+        if delete_mode == "hard":
+            assert 2 not in rows
+        else:
+            assert rows[2]["_cdc_is_deleted"] is True
+
+    for offset, stale in ((200, NEWER + 10), (300, NEWER + 20)):
+        write_lines(landing, CATEGORY_TOPIC, offset, [category_delete(template, 1, stale)])
+        assert run_ingest(spark, conf, tables)["category"].committed
+        check()
+        assert compacted(spark, conf, tables) == [True]
+        check()
+    assert compacted(spark, conf, tables) == [False]  # nothing new since: nothing to do
+
+
+def test_merge_on_read_bronze_is_registered_with_its_ro_and_rt_views(
+    spark, category_landing, tmp_path: Path
+) -> None:
+    """`_rt` (and the base name) read the log files; `_ro` the base files, up to compaction."""
+    landing, template = category_landing
+    conf = settings_for(landing, tmp_path / "lake")
+    tables = tables_for("faults_views", ("category",), table_type="mor")
+    run_ingest(spark, conf, tables)
+    snapshot = category_rows(spark, conf, "faults_views")[1]["catname"]
+    write_lines(landing, CATEGORY_TOPIC, 100, [category_update(template, 1, "logged", NEWER)])
+    run_ingest(spark, conf, tables)
+
+    def name_of_1(view: str) -> str:
+        query = f"select catname from faults_views.{view} where catid = 1"
+        return spark.sql(query).first().catname
+
+    assert [name_of_1(v) for v in ("category", "category_rt", "category_ro")] == [
+        "logged", "logged", snapshot,
+    ]  # fmt: skip
+    assert compacted(spark, conf, tables) == [True]
+    assert name_of_1("category_ro") == "logged"
+    # A copy-on-write table has no views to add.
+    cow = tables_for("faults_views", ("venue",))
+    run_ingest(spark, conf, cow)
+    names = {t.name for t in spark.catalog.listTables("faults_views")}
+    assert names >= {"category", "category_ro", "category_rt", "venue"}
+    assert not names & {"venue_ro", "venue_rt"}

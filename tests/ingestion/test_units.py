@@ -14,6 +14,7 @@ from ingestion.decode.types import (
     incompatibility,
     parse_config_type,
 )
+from ingestion.maintenance import needs_compaction
 from ingestion.ordering import connector_of, position_key
 from ingestion.sources.landing import LandingFile, advance, new_files, parse_file_name
 
@@ -212,3 +213,15 @@ def test_a_table_config_may_use_spark_names(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"field 'columns.id': unknown column type 'long' \("):
         load_tables(_config(tmp_path, VALID_SOURCE + "tables:\n  x: {source: ems, topic: t, "
                             "key: [id], columns: {id: long}}\n"))  # fmt: skip
+
+
+def test_maintenance_compacts_after_a_delta_commit_or_while_a_compaction_is_pending() -> None:
+    """Read off the timeline's file names: on merge-on-read a completed `commit` is a compaction."""
+    compacted = {"001_002.commit": 0.0}
+    assert not needs_compaction(compacted)
+    logged = {**compacted, "003_004.deltacommit": 0.0}
+    assert needs_compaction(logged)
+    assert not needs_compaction({**logged, "005_006.commit": 0.0})
+    pending = {**logged, "005.compaction.requested": 0.0, "005.compaction.inflight": 0.0}
+    assert needs_compaction(pending)
+    assert not needs_compaction({**pending, "005_007.commit": 0.0})

@@ -123,6 +123,18 @@ def test_dbt_with_the_thrift_server_down_is_one_line(free_port) -> None:
     _assert_one_line(done, ["Spark Thrift Server", "is not reachable", "lakehouse stack up"])
 
 
+def test_maintain_says_when_there_is_nothing_to_maintain_and_names_an_unknown_table() -> None:
+    """Copy-on-write bronze (the project's tables) has nothing to compact: no Spark is started."""
+    done = _lakehouse(["maintain"], dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout.strip()
+        == "maintain: no merge-on-read table (table_type: mor in conf/tables.yml)"
+    )
+    unknown = _lakehouse(["maintain", "--tables", "sales,nosuch"], dict(os.environ))
+    _assert_one_line(unknown, ["unknown table(s): nosuch", "known: category"])
+
+
 def test_s3_bucket_missing_or_no_credentials_is_one_line(s3_env, tmp_path: Path, free_port) -> None:
     s3_env.create_bucket(Bucket="errors-landing")
     missing = _ingest(

@@ -19,7 +19,7 @@ from ingestion.paths import table_path, to_hadoop_uri
 from ingestion.settings import settings
 from lakehouse.scheduler.jobs_file import load_jobs
 from lakehouse.scheduler.lock import job_lock
-from lakehouse.scheduler.records import SkippedDetail
+from lakehouse.scheduler.records import MaintainDetail, SkippedDetail
 from lakehouse.scheduler.run import EXIT_FAILED, EXIT_LOCKED, run_job
 from lakehouse.scheduler.steps import touched_selector
 
@@ -31,26 +31,29 @@ def test_daily_job_runs_every_step_and_keeps_a_run_record(daily_job) -> None:
     assert daily_job.status == "success"
     assert [(s.name, s.status) for s in daily_job.steps] == [
         ("ingest", "success"),
+        ("maintain", "success"),
         ("freshness", "success"),
         ("build", "success"),
         ("docs", "success"),
     ]
-    ingest, freshness, build, _ = daily_job.steps
+    ingest, maintain, freshness, build, _ = daily_job.steps
     tables = ingest.detail.tables
     assert set(tables) == TABLES
     assert all(t.events > 0 and t.upserted > 0 for t in tables.values())
+    # Bronze is copy-on-write by default: nothing to compact.
+    assert maintain.detail == MaintainDetail(compacted=(), looked_at=0)
     assert freshness.detail.statuses.keys() <= {"pass"}
     assert build.detail.nodes >= 300
     record = json.loads(Path(daily_job.record).read_text())
     assert record["status"] == "success"
-    assert [s["name"] for s in record["steps"]] == ["ingest", "freshness", "build", "docs"]
+    assert [s["name"] for s in record["steps"]] == [s.name for s in daily_job.steps]
     assert record["steps"][0]["detail"]["tables"]["sales"]["events"] == tables["sales"].events
 
 
 def test_hourly_job_with_nothing_new_skips_the_build(daily_job, spark) -> None:
     record = run_job("hourly", settings(), log=lambda _: None, spark=spark)
     assert record.status == "success"
-    ingest, build = record.steps
+    ingest, _, build = record.steps
     assert all(t.files == 0 for t in ingest.detail.tables.values())
     assert build.status == "skipped"
     assert build.detail == SkippedDetail("no new data in any dbt source")
@@ -84,7 +87,7 @@ def test_status_after_the_daily_job_shows_no_backlog_and_bronze_s_own_data_time(
 def test_the_daily_build_records_bronze_s_data_time_as_dbt_started(daily_job, spark) -> None:
     """The dashboard's "data as of": each table's newest `_cdc_source_ts` as of the build's
     start (Hudi time travel: later tests of the group ingest more); only builds record one."""
-    ingest, freshness, build, _ = daily_job.steps
+    ingest, _, freshness, build, _ = daily_job.steps
     assert freshness.detail.data_as_of == {}
     started = datetime.fromisoformat(daily_job.started_at).astimezone(UTC)
     instant = started + timedelta(seconds=ingest.seconds + freshness.seconds)
@@ -114,7 +117,7 @@ def test_touched_selects_the_changed_sources_and_their_changelogs() -> None:
 
 def test_jobs_file_declares_daily_and_hourly() -> None:
     jobs = load_jobs()
-    assert [s.run for s in jobs["daily"].steps] == ["ingest", "dbt", "dbt", "dbt"]
+    assert [s.run for s in jobs["daily"].steps] == ["ingest", "maintain", "dbt", "dbt", "dbt"]
     assert jobs["hourly"].steps[-1].select == "touched"
     assert all(job.owner and job.schedule and job.retries >= 1 for job in jobs.values())
 
