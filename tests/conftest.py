@@ -167,6 +167,7 @@ LONGEST_FIRST = (
     "daily_job",  # 950 s: the daily job, its DAG run, the marts, docs and dashboards
     "tests/bench/test_bench.py",  # 670 s
     "live_chain",  # 360 s: the live chain, TICKIT's tables and the own-types tables
+    "tests/test_make_run.py",  # `make run` on a stack of its own
     "tests/ingestion/test_ingest_crash.py",  # 210 s
     "tests/ingestion/test_ingest_formats.py",  # 200 s
     "tests/ingestion/test_ingest_faults.py",  # 170 s

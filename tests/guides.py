@@ -51,6 +51,7 @@ def project_copy(root: Path) -> Path:
 # module that runs each section's; tests/docs/test_markdown_pages.py checks that
 # no section with commands is left without one.
 RUN_BY = {
+    ("getting-started.md", "Two commands"): "tests/test_make_run.py",
     ("getting-started.md", "The local stack"): "tests/ingestion/test_stack.py",
     ("getting-started.md", "Development"): "tests/test_lint.py",
     ("modeling.md", ""): "tests/docs/test_modeling_recipes.py",
@@ -60,8 +61,6 @@ RUN_BY = {
 NOT_RUN = {
     "make test": "CI runs it (.ci/run)",
     "make test TEST_WORKERS=0": "the whole suite again, in one process",
-    "make run": "the main job on the default ports; the daily job it runs is the suite's "
-    "shared fixture (tests/conftest.py)",
 }
 
 
