@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 
 from ingestion import hudi_timeline, hudi_writer
-from ingestion.config import TableConfig
+from ingestion.config import TableConfig, select_tables
+from ingestion.discovery import served_tables
 from ingestion.locks import table_lock
 from ingestion.paths import table_path, to_hadoop_uri
 from ingestion.settings import Settings
@@ -48,6 +49,11 @@ class Maintained:
 def merge_on_read_tables(tables: list[TableConfig]) -> list[TableConfig]:
     """The tables maintenance looks at: those configured `table_type: mor`."""
     return [table for table in tables if table.table_type == "mor"]
+
+
+def served_merge_on_read(conf: Settings, names: list[str] | None) -> list[TableConfig]:
+    """The served tables named (all when None) that are merge-on-read: what a maintain runs on."""
+    return merge_on_read_tables(select_tables(served_tables(conf).tables, names))
 
 
 def needs_compaction(files: dict[str, float]) -> bool:

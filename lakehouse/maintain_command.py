@@ -6,9 +6,7 @@ jobs' `maintain` step runs the same code on the job's session.
 
 from __future__ import annotations
 
-from ingestion.config import select_tables
-from ingestion.discovery import served_tables
-from ingestion.maintenance import Maintained, maintain, merge_on_read_tables
+from ingestion.maintenance import Maintained, maintain, served_merge_on_read
 from ingestion.settings import settings
 from ingestion.spark import build_session
 
@@ -24,7 +22,7 @@ def summary_line(done: list[Maintained]) -> str:
 
 def run_maintain(tables: list[str] | None) -> int:
     conf = settings()
-    chosen = merge_on_read_tables(select_tables(served_tables(conf).tables, tables))
+    chosen = served_merge_on_read(conf, tables)
     if not chosen:
         print("maintain: no merge-on-read table (table_type: mor in conf/tables.yml)")
         return 0

@@ -127,10 +127,9 @@ class JobRunner:
 
     def maintain(self, step: Step, record: StepRecord) -> None:
         """Compact the merge-on-read tables before dbt reads them (ingestion.maintenance)."""
-        from ingestion.maintenance import maintain, merge_on_read_tables
+        from ingestion.maintenance import maintain, served_merge_on_read
 
-        served = served_tables(self.conf).tables
-        tables = merge_on_read_tables(select_tables(served, list(step.tables) or None))
+        tables = served_merge_on_read(self.conf, list(step.tables) or None)
         # Never skipped when there is nothing to maintain: Airflow would skip the
         # dbt steps after it too.
         done = maintain(self.spark(), self.conf, tables, self.log) if tables else []
