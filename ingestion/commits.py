@@ -132,16 +132,17 @@ def changelog_operation(exists: bool, stored_last: str | None, counts: BatchCoun
     """How a batch goes into the changelog, which keeps one row per event id.
 
     An event id holds the event's source position, so a batch whose events
-    all sort after every stored one holds none of them: it is inserted, with
-    no lookup of its ids. Any other (a redelivery, a rerun after a crash
-    between the commits, a snapshot spread over batches) is upserted, its ids
-    looked up through the files' bloom filters.
+    all sort after every stored one holds none of them: it is bulk-inserted,
+    with no lookup of its ids and no stored file rewritten (maintenance
+    clusters the small files; decision 0023). Any other (a redelivery, a rerun
+    after a crash between the commits, a snapshot spread over batches) is
+    upserted, its ids looked up through the files' bloom filters.
     """
     if not exists:
         return "bulk_insert"
     first = counts.first_position
     if stored_last is not None and first is not None and first > stored_last:
-        return "insert"
+        return "bulk_insert"
     return "upsert"
 
 

@@ -34,7 +34,7 @@ from ingestion.config import TableConfig
 from ingestion.engine import Engine
 from ingestion.errors import UserError
 from ingestion.locks import TableLockedError
-from ingestion.maintenance import maintain, merge_on_read_tables
+from ingestion.maintenance import due_tables, maintain
 from ingestion.results import IngestRun
 
 
@@ -148,12 +148,12 @@ class TableWatch:
 
 
 def maintain_idle(engine: Engine, unmaintained: set[str]) -> set[str]:
-    """Compact the merge-on-read tables among `unmaintained`; return those left for later.
+    """Maintain the tables among `unmaintained` (ingestion.maintenance); return those left over.
 
     A table another process writes (its lock not free within
     `lock_wait_seconds`) is left for the next quiet poll, never a failure.
     """
-    due = [t for t in merge_on_read_tables(engine.tables) if t.name in unmaintained]
+    due = due_tables(engine.conf, [t for t in engine.tables if t.name in unmaintained])
     try:
         maintain(engine.spark, engine.conf, due, engine.log)
     except TableLockedError as error:
@@ -178,7 +178,7 @@ def serve(
     pacing = Pacing(conf.ingest_poll_seconds, conf.ingest_min_sync_seconds)
     health = Health()
     health.write(health_file, "polling")
-    unmaintained: set[str] = set()  # merge-on-read tables committed to since their maintenance
+    unmaintained: set[str] = set()  # tables committed to since their maintenance
     try:
         while not stop.is_set():
             started = time.monotonic()

@@ -48,12 +48,19 @@ SPARK_MERGER = "org.apache.hudi.DefaultSparkRecordMerger"
 # file), not `shuffle_partitions` tasks of a few rows each.
 EVENTS_PER_TASK = 250_000
 
-# The changelog's files below this size take a batch's new events (Hudi's
-# small-file handling), which rewrites the file. Hudi's default, 100 MB, had
-# every --scale 10 change batch rewrite a 50 MB file of a million old events
-# per table to add 46 thousand. Under this limit a batch rewrites only files
-# still small, at the cost of one more file per 8 MB or so of events.
+# A changelog's "small" files: an upserted batch's new events go into them
+# (Hudi's small-file handling, which rewrites the file), and clustering picks
+# them. Hudi's default, 100 MB, had every --scale 10 change batch rewrite a
+# 50 MB file of a million old events per table to add 46 thousand.
 CHANGELOG_SMALL_FILE_BYTES = 8 * 1024**2
+
+# A changelog takes each batch past its last position as a bulk insert: new
+# files, none rewritten (commits.changelog_operation). Maintenance clusters the
+# files under CHANGELOG_SMALL_FILE_BYTES into files of up to this size
+# (changelog_cluster_commits of conf/lakehouse.yml); a write clusters inline
+# only past OVERDUE_CHANGELOG_COMMITS, when nobody maintains. Decision 0023.
+CHANGELOG_CLUSTERED_FILE_BYTES = 128 * 1024**2
+OVERDUE_CHANGELOG_COMMITS = 30
 
 # A merge-on-read write compacts inline only past this many delta commits
 # since the last compaction: maintenance is overdue (nobody ran
@@ -197,6 +204,19 @@ def changelog_options(table: TableConfig, parallelism: int) -> dict[str, str]:
         # SHA-256 hex, so every file's key range spans them all: ranges prune nothing.
         "hoodie.index.type": "BLOOM",
         "hoodie.bloom.index.prune.by.ranges": "false",
+        **clustering_options(),
+        "hoodie.clustering.inline": "true",
+        "hoodie.clustering.inline.max.commits": str(OVERDUE_CHANGELOG_COMMITS),
+    }
+
+
+def clustering_options() -> dict[str, str]:
+    """How a changelog's small files are clustered: the small ones into bigger, unsorted."""
+    return {
+        "hoodie.clustering.plan.strategy.small.file.limit": str(CHANGELOG_SMALL_FILE_BYTES),
+        "hoodie.clustering.plan.strategy.target.file.max.bytes": str(
+            CHANGELOG_CLUSTERED_FILE_BYTES
+        ),
     }
 
 

@@ -1,20 +1,25 @@
-"""Table services of merge-on-read bronze, off the ingest path: compaction, then clean.
+"""Table services off the ingest path: bronze's compaction and clean, the changelog's clustering.
 
 A merge-on-read commit appends a batch's changes to the buckets' log files, so
 its cost follows the batch, not the table; readers merge those logs until a
-compaction writes new base files. Compacting here, under the table's writer
-lock, keeps that rewrite out of every batch: the jobs run it before dbt reads
-bronze (conf/jobs.yml), the continuous service when a poll finds nothing new,
-and a write compacts inline only when maintenance is overdue
-(hudi_writer.OVERDUE_DELTA_COMMITS). Decision 0022.
+compaction writes new base files. A changelog takes each batch as a bulk
+insert of new files, none rewritten; clustering joins its small files. Both
+run here, under the table's writer lock, to keep those rewrites out of every
+batch: the jobs run it before dbt reads bronze (conf/jobs.yml), the continuous
+service when a poll finds nothing new, and a write runs them inline only when
+maintenance is overdue (hudi_writer.OVERDUE_DELTA_COMMITS,
+OVERDUE_CHANGELOG_COMMITS). Decisions 0022 and 0023.
 
-Hudi's own procedures do the work (`run_compaction`, `run_clean`): a
-compaction killed half way is pending on the timeline, and the next
-maintenance (or an overdue write) finishes it.
+Hudi's own procedures do the work (`run_compaction`, `run_clean`,
+`run_clustering`): a compaction or clustering killed half way is pending on
+the timeline, and the next maintenance finishes it (a pending clustering may
+be finished first by the changelog's next write, whose inline table services
+run it).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,10 +27,9 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 
 from ingestion import hudi_timeline, hudi_writer
-from ingestion.config import TableConfig, select_tables
-from ingestion.discovery import served_tables
+from ingestion.config import TableConfig
 from ingestion.locks import table_lock
-from ingestion.paths import table_path, to_hadoop_uri
+from ingestion.paths import table_path, to_hadoop_uri, to_local_path
 from ingestion.settings import Settings
 
 # Options of the compaction's write client beyond the table's own properties:
@@ -39,40 +43,87 @@ COMPACTION_OPTIONS = {
 
 @dataclass(frozen=True)
 class Maintained:
-    """One table's maintenance: whether it compacted, and the seconds it took."""
+    """One table's maintenance: whether it compacted bronze, clustered the changelog, how long."""
 
     table: str
     compacted: bool
+    clustered: bool
     seconds: float
 
+    @property
+    def did(self) -> str:
+        """What it did, for a log line; empty when nothing was due."""
+        return " and ".join(
+            word
+            for word, done in (("compacted", self.compacted), ("clustered", self.clustered))
+            if done
+        )
 
-def merge_on_read_tables(tables: list[TableConfig]) -> list[TableConfig]:
-    """The tables maintenance looks at: those configured `table_type: mor`."""
-    return [table for table in tables if table.table_type == "mor"]
+
+def _completed(files: dict[str, float]) -> list[tuple[str, str]]:
+    return [(m["t"], m["action"]) for n in files if (m := hudi_timeline.COMPLETED.match(n))]
 
 
-def served_merge_on_read(conf: Settings, names: list[str] | None) -> list[TableConfig]:
-    """The served tables named (all when None) that are merge-on-read: what a maintain runs on."""
-    return merge_on_read_tables(select_tables(served_tables(conf).tables, names))
+def _pending(files: dict[str, float], action: str) -> bool:
+    """Whether an instant of `action` (compaction, clustering) is requested and not completed."""
+    completed = {t for t, _ in _completed(files)}
+    return any(
+        name.endswith(f".{action}.requested") and name.split(".")[0] not in completed
+        for name in files
+    )
 
 
 def needs_compaction(files: dict[str, float]) -> bool:
     """Whether a delta commit completed after the newest compaction, or one is pending.
 
     On merge-on-read every write is a `deltacommit` and a completed `commit` a
-    compaction; a requested compaction with no completed instant is pending.
-    A delta commit of base files alone (a new table's first) counts too:
-    Hudi then plans no compaction, and `maintain_table` reports none.
+    compaction. A delta commit of base files alone (a new table's first)
+    counts too: Hudi then plans no compaction, and `maintain_table` reports none.
     """
-    done = [(m["t"], m["action"]) for n in files if (m := hudi_timeline.COMPLETED.match(n))]
+    done = _completed(files)
     compacted = max((t for t, action in done if action == "commit"), default="")
-    if any(action == "deltacommit" and t > compacted for t, action in done):
-        return True
-    completed = {t for t, _ in done}
-    return any(
-        name.endswith(".compaction.requested") and name.split(".")[0] not in completed
-        for name in files
-    )
+    fresh = any(action == "deltacommit" and t > compacted for t, action in done)
+    return fresh or _pending(files, "compaction")
+
+
+def needs_clustering(files: dict[str, float], after_commits: int) -> bool:
+    """Whether `after_commits` commits completed since the last clustering, or one is pending.
+
+    A changelog is copy-on-write: its writes are `commit`s, a clustering a `replacecommit`.
+    """
+    done = _completed(files)
+    clustered = max((t for t, action in done if action == "replacecommit"), default="")
+    since = sum(1 for t, action in done if action == "commit" and t > clustered)
+    return since >= after_commits or _pending(files, "clustering")
+
+
+def _local_timeline(conf: Settings, database: str, name: str) -> dict[str, float] | None:
+    """A table's timeline file names read without Spark ({} with no table); None when remote."""
+    folder = to_local_path(table_path(conf, database, name))
+    if folder is None:
+        return None
+    if not (folder / ".hoodie" / hudi_timeline.TABLE_PROPERTIES).exists():
+        return {}
+    timeline = folder / ".hoodie" / "timeline"
+    return dict.fromkeys(os.listdir(timeline), 0.0) if timeline.is_dir() else {}
+
+
+def due_tables(conf: Settings, tables: list[TableConfig]) -> list[TableConfig]:
+    """The tables with a service due, read off their timelines without Spark.
+
+    All of them when the lake is not local: the services look for
+    themselves, under the lock.
+    """
+    due = []
+    for table in tables:
+        bronze = _local_timeline(conf, table.database, table.name)
+        changelog = _local_timeline(conf, table.database, table.changelog_name)
+        if bronze is None or changelog is None:
+            return tables
+        compact = table.table_type == "mor" and needs_compaction(bronze)
+        if compact or needs_clustering(changelog, conf.changelog_cluster_commits):
+            due.append(table)
+    return due
 
 
 def _call(spark: SparkSession, procedure: str, **arguments: str) -> None:
@@ -80,30 +131,59 @@ def _call(spark: SparkSession, procedure: str, **arguments: str) -> None:
     spark.sql(f"call {procedure}({args})").collect()
 
 
-def maintain_table(spark: SparkSession, conf: Settings, table: TableConfig) -> Maintained:
-    """Compact and clean one merge-on-read bronze table, holding its writer lock."""
-    started = time.monotonic()
+def _options(options: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in options.items())
+
+
+def _count(files: dict[str, float] | None, action: str) -> int:
+    return sum(1 for _, done in _completed(files or {}) if done == action)
+
+
+def _compact(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
+    """Compact and clean merge-on-read bronze when a delta commit is new; whether it compacted."""
     path = table_path(conf, table.database, table.name)
-    with table_lock(conf.home, table.database, table.name, conf.lock_wait_seconds):
-        files = hudi_timeline.timeline_files(spark, path)
-        if files is None or not needs_compaction(files):
-            return Maintained(table.name, False, round(time.monotonic() - started, 2))
-        options = ",".join(f"{k}={v}" for k, v in COMPACTION_OPTIONS.items())
-        uri = to_hadoop_uri(path)
-        _call(spark, "run_compaction", op="scheduleAndExecute", path=uri, options=options)
-        # Hudi's clean takes the catalog's name only (bronze is registered at its first commit).
-        _call(spark, "run_clean", table=f"{table.database}.{table.name}")
-        # Nothing to compact (a snapshot's base files and no log file yet) plans no compaction.
-        after = hudi_timeline.timeline_files(spark, path) or {}
-    compacted = _compactions(after) > _compactions(files)
-    return Maintained(table.name, compacted, round(time.monotonic() - started, 2))
-
-
-def _compactions(files: dict[str, float]) -> int:
-    """Completed `commit` instants: on merge-on-read, its compactions."""
-    return sum(
-        1 for n in files if (m := hudi_timeline.COMPLETED.match(n)) and m["action"] == "commit"
+    files = hudi_timeline.timeline_files(spark, path)
+    if files is None or not needs_compaction(files):
+        return False
+    uri = to_hadoop_uri(path)
+    _call(
+        spark,
+        "run_compaction",
+        op="scheduleAndExecute",
+        path=uri,
+        options=_options(COMPACTION_OPTIONS),
     )
+    # Hudi's clean takes the catalog's name only (bronze is registered at its first commit).
+    _call(spark, "run_clean", table=f"{table.database}.{table.name}")
+    # Nothing to compact (a snapshot's base files and no log file yet) plans no compaction.
+    after = hudi_timeline.timeline_files(spark, path)
+    return _count(after, "commit") > _count(files, "commit")
+
+
+def _cluster(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
+    """Cluster the changelog's small files when due; whether a clustering completed.
+
+    Its replaced files go with the writes' own cleans (every tenth commit).
+    """
+    path = table_path(conf, table.database, table.changelog_name)
+    files = hudi_timeline.timeline_files(spark, path)
+    if files is None or not needs_clustering(files, conf.changelog_cluster_commits):
+        return False
+    options = _options(hudi_writer.clustering_options())
+    _call(
+        spark, "run_clustering", op="scheduleAndExecute", path=to_hadoop_uri(path), options=options
+    )
+    after = hudi_timeline.timeline_files(spark, path)
+    return _count(after, "replacecommit") > _count(files, "replacecommit")
+
+
+def maintain_table(spark: SparkSession, conf: Settings, table: TableConfig) -> Maintained:
+    """One table's services under its writer lock: bronze compacted (mor), changelog clustered."""
+    started = time.monotonic()
+    with table_lock(conf.home, table.database, table.name, conf.lock_wait_seconds):
+        compacted = table.table_type == "mor" and _compact(spark, conf, table)
+        clustered = _cluster(spark, conf, table)
+    return Maintained(table.name, compacted, clustered, round(time.monotonic() - started, 2))
 
 
 def maintain(
@@ -112,11 +192,11 @@ def maintain(
     tables: list[TableConfig],
     log: Callable[[str], None] = print,
 ) -> list[Maintained]:
-    """Every merge-on-read table of `tables` in turn; one line each that compacted."""
+    """Every table of `tables` in turn; one line each that did something."""
     done = []
-    for table in merge_on_read_tables(tables):
+    for table in tables:
         result = maintain_table(spark, conf, table)
-        if result.compacted:
-            log(f"{table.database}.{table.name}: compacted in {result.seconds:.1f}s")
+        if result.did:
+            log(f"{table.database}.{table.name}: {result.did} in {result.seconds:.1f}s")
         done.append(result)
     return done

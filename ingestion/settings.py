@@ -54,6 +54,7 @@ class Settings:
     ingest_discover_seconds: float
     status_behind_seconds: float
     record_index_min_mb: int
+    changelog_cluster_commits: int
     metastore_uri: str
     metastore_port: int
     thrift_host: str

@@ -124,7 +124,7 @@ def _maintain(args: argparse.Namespace) -> int:
 def _maintain_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "maintain",
-        help="compact and clean the merge-on-read bronze tables, off the ingest path",
+        help="compact merge-on-read bronze and cluster the changelogs, off the ingest path",
     )
     parser.add_argument("--tables", help="comma-separated bronze tables (default: all)")
     parser.set_defaults(handler=_maintain)

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from ingestion.config import load_tables
 from ingestion.errors import UserError
-from ingestion.maintenance import merge_on_read_tables
 from ingestion.settings import Settings, settings
 from lakehouse.bench import chart, report, streamer
 from lakehouse.bench.contenders import catalog_running, fresh, process_env, python_module
@@ -133,12 +132,11 @@ def run_contender(plan: Plan, landing: Landing, work: Path, log: Callable[[str],
 
 
 def ours_plan(work: Path) -> Plan:
-    """Ours: `lakehouse ingest` per phase; `lakehouse maintain` after them, if a table is mor."""
+    """Ours: `lakehouse ingest` per phase; `lakehouse maintain` after them."""
     root = fresh(work / "ours")
     args = ["--landing", str(root / "landing"), "--lake", str(root / "lake")]
     command = python_module("lakehouse.bench.ours", *args, "--database", DATABASE)
-    tables = list(load_tables(database=DATABASE).values())
-    maintenance = [*command, "--maintain"] if merge_on_read_tables(tables) else None
+    maintenance = [*command, "--maintain"]
     return Plan(
         Contender("ours", LABELS["ours"]), root, lambda batch, files: [command], False, maintenance
     )

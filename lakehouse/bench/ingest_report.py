@@ -87,8 +87,8 @@ def _maintenance_lines(ours: Contender) -> list[str]:
         else ""
     )
     return [
-        f"- ours' maintenance (`lakehouse maintain`: compaction and clean of the merge-on-read "
-        f"tables) after the last batch: {report.number(done.seconds, 1)} s, "
+        f"- ours' maintenance (`lakehouse maintain`: merge-on-read tables compacted, changelogs "
+        f"clustered, when due) after the last batch: {report.number(done.seconds, 1)} s, "
         f"{done.files_written:,} files written{reads}; change events/s with it amortized: "
         f"{_rate(ours.changes_maintained_events_per_second)}. The peers run no table "
         "services beyond their writes' own (no Iceberg `rewrite_data_files`, no Delta "

@@ -85,9 +85,10 @@ class SkippedDetail:
 
 @dataclass(frozen=True)
 class MaintainDetail:
-    """What a maintain step did: the merge-on-read tables it compacted, of those it looked at."""
+    """What a maintain step did: the tables it compacted and clustered, of those it looked at."""
 
     compacted: tuple[str, ...]
+    clustered: tuple[str, ...]
     looked_at: int
 
 

@@ -126,14 +126,18 @@ class JobRunner:
         record.detail = IngestDetail.of(run)
 
     def maintain(self, step: Step, record: StepRecord) -> None:
-        """Compact the merge-on-read tables before dbt reads them (ingestion.maintenance)."""
-        from ingestion.maintenance import maintain, served_merge_on_read
+        """Compact merge-on-read bronze, cluster changelogs, before dbt reads them."""
+        from ingestion.maintenance import due_tables, maintain
 
-        tables = served_merge_on_read(self.conf, list(step.tables) or None)
-        # Never skipped when there is nothing to maintain: Airflow would skip the
-        # dbt steps after it too.
-        done = maintain(self.spark(), self.conf, tables, self.log) if tables else []
-        record.detail = MaintainDetail(tuple(m.table for m in done if m.compacted), len(done))
+        tables = select_tables(served_tables(self.conf).tables, list(step.tables) or None)
+        due = due_tables(self.conf, tables)
+        # Never skipped when nothing is due: Airflow would skip the dbt steps after it too.
+        done = maintain(self.spark(), self.conf, due, self.log) if due else []
+        record.detail = MaintainDetail(
+            tuple(m.table for m in done if m.compacted),
+            tuple(m.table for m in done if m.clustered),
+            len(tables),
+        )
 
     def dbt(self, step: Step, record: StepRecord) -> None:
         args = list(step.args)

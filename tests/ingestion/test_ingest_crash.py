@@ -2,8 +2,9 @@
 
 The points: the changelog commit in flight, between the changelog and the
 bronze commit, the bronze commit in flight, the metadata table's update for
-the bronze commit in flight, and a merge-on-read table's compaction by
-maintenance in flight. Each is found by polling the Hudi timeline, then the job is killed.
+the bronze commit in flight, and maintenance's table services in flight (a
+merge-on-read table's compaction, a changelog's clustering). Each is found by
+polling the Hudi timeline, then the job is killed.
 """
 
 from __future__ import annotations
@@ -202,3 +203,47 @@ def test_kill_9_during_maintenance_compaction_then_rerun(spark, tmp_path: Path) 
     # The newest completed commit is a compaction's, without a checkpoint: walked past.
     assert nothing_new(conf, mor) is not None
     assert not run_ingest(spark, conf, mor)["sales"].committed
+
+
+def test_kill_9_during_changelog_clustering_then_rerun(spark, tmp_path: Path) -> None:
+    """Maintenance clusters a changelog's files, one per bulk-inserted batch (maintenance.py).
+
+    Killed -9 while its clustering runs, the clustering stays pending; a batch
+    ingested meanwhile writes a file of its own, and Hudi finishes the pending
+    clustering (the write's own table services, else the next maintenance):
+    the changelog keeps every event once, in two files where there were four.
+    """
+    landing, lake, database = tmp_path / "landing", tmp_path / "lake", "crash_clustering"
+    conf = dataclasses.replace(settings_for(landing, lake), changelog_cluster_commits=2)
+    tables = bronze_tables(database, ("sales",))
+    # No redelivered or late events: each batch sorts past the stored ones, a bulk insert.
+    in_order = {"op_mix": UPDATES_ONLY, "duplicate_fraction": 0, "late_updates_per_topic": 0}
+    for batches in range(3):
+        make_landing(landing, change_batches=batches, **in_order)
+        assert run_ingest(spark, conf, tables)["sales"].committed
+    before = spark_rows(spark, conf, database, "sales_changelog")
+    assert len({r["_hoodie_file_name"] for r in before}) == 3  # the snapshot, two batches
+    changelog = timeline(conf, database, "sales_changelog")
+    command = ["tests.ingestion.run_ingest", database, "sales", "--maintain"]
+    process = start_ingest(landing, lake, database, module=command, changelog_cluster_commits="2")
+    kill_when(process, lambda: bool(in_flight(changelog, "clustering")))
+
+    make_landing(landing, change_batches=3, **in_order)
+    assert run_ingest(spark, conf, tables)["sales"].committed
+    maintain(spark, conf, tables, log=lambda _: None)
+    assert not in_flight(changelog, "clustering")
+    assert has(changelog, ".replacecommit")
+    after = spark_rows(spark, conf, database, "sales_changelog")
+    assert len({r["_hoodie_file_name"] for r in after}) == 2  # clustered, and the new batch's
+    assert set(map(_event, before)) < set(map(_event, after))
+    assert len({r["_cdc_event_id"] for r in after}) == len(after)
+    rows = spark_rows(spark, conf, database, "sales")
+    assert differences(rows, expected(landing, "sales"), "salesid") == []
+    # The newest completed commit may be the clustering's, without a checkpoint: walked past.
+    assert nothing_new(conf, tables) is not None
+    assert not run_ingest(spark, conf, tables)["sales"].committed
+
+
+def _event(row: dict) -> tuple:
+    """A changelog row without Hudi's meta columns (the file name and commit change)."""
+    return tuple(sorted((k, str(v)) for k, v in row.items() if not k.startswith("_hoodie")))

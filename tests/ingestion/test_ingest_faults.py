@@ -173,7 +173,7 @@ def commit_operations(table: Path) -> list[str]:
 def test_the_changelog_looks_up_event_ids_only_when_a_batch_may_repeat_one(
     spark, category_landing, tmp_path: Path, monkeypatch
 ) -> None:
-    """Past the last stored position: inserted. A redelivery: upserted, kept once."""
+    """Past the last stored position: bulk-inserted. A redelivery: upserted, kept once."""
     landing, template = category_landing
     conf = settings_for(landing, tmp_path / "lake")
     tables = tables_for("faults_positions", ("category",))
@@ -186,14 +186,14 @@ def test_the_changelog_looks_up_event_ids_only_when_a_batch_may_repeat_one(
         landing, CATEGORY_TOPIC, 200, [first, category_update(template, 2, "second", NEWER + 20)]
     )
     run_ingest(spark, conf, tables)
-    assert commit_operations(changelog) == ["BULK_INSERT", "INSERT", "UPSERT"]
+    assert commit_operations(changelog) == ["BULK_INSERT", "BULK_INSERT", "UPSERT"]
     state = read_state(spark, str(changelog), CATEGORY_TOPIC, details=False)
     assert state.last_position == str(NEWER + 20).rjust(20, "0")
     # A changelog whose commits do not record the position has it read from its rows.
     monkeypatch.setattr("ingestion.table_state.LAST_POSITION_KEY", "lakehouse.not_recorded")
     write_lines(landing, CATEGORY_TOPIC, 300, [category_update(template, 3, "third", NEWER + 30)])
     run_ingest(spark, conf, tables)
-    assert commit_operations(changelog)[-1] == "INSERT"
+    assert commit_operations(changelog)[-1] == "BULK_INSERT"
     rows = spark_rows(spark, conf, "faults_positions", "category_changelog")
     changes = sorted(r["catname"] for r in rows if r["_cdc_op"] == "u")
     assert changes == ["first", "second", "third"]

@@ -62,7 +62,7 @@ def test_the_older_checkpoint_wins_so_the_table_behind_catches_up() -> None:
     ("exists", "stored_last", "first", "operation"),
     [
         (False, None, "05", "bulk_insert"),
-        (True, "04", "05", "insert"),  # every event after every stored one
+        (True, "04", "05", "bulk_insert"),  # every event after every stored one
         (True, "05", "05", "upsert"),  # a redelivery, or another key at a snapshot's position
         (True, "06", "05", "upsert"),
         (True, None, "05", "upsert"),  # nothing stored and nothing recorded: a rolled-back first

@@ -14,7 +14,7 @@ from ingestion.decode.types import (
     incompatibility,
     parse_config_type,
 )
-from ingestion.maintenance import needs_compaction
+from ingestion.maintenance import needs_clustering, needs_compaction
 from ingestion.ordering import connector_of, position_key
 from ingestion.sources.landing import LandingFile, advance, new_files, parse_file_name
 
@@ -225,3 +225,17 @@ def test_maintenance_compacts_after_a_delta_commit_or_while_a_compaction_is_pend
     pending = {**logged, "005.compaction.requested": 0.0, "005.compaction.inflight": 0.0}
     assert needs_compaction(pending)
     assert not needs_compaction({**pending, "005_007.commit": 0.0})
+
+
+def test_maintenance_clusters_a_changelog_after_its_commits_or_while_a_clustering_is_pending() -> (
+    None
+):
+    """On a changelog (copy-on-write) a `commit` is a write, a `replacecommit` a clustering."""
+    written = {"001_002.commit": 0.0, "003_004.commit": 0.0}
+    assert not needs_clustering(written, after_commits=3)
+    assert needs_clustering(written, after_commits=2)
+    clustered = {**written, "005_006.replacecommit": 0.0, "007_008.commit": 0.0}
+    assert not needs_clustering(clustered, after_commits=2)
+    pending = {**clustered, "009.clustering.requested": 0.0, "009.clustering.inflight": 0.0}
+    assert needs_clustering(pending, after_commits=2)
+    assert not needs_clustering({**pending, "009_010.replacecommit": 0.0}, after_commits=2)

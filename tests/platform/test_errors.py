@@ -123,14 +123,11 @@ def test_dbt_with_the_thrift_server_down_is_one_line(free_port) -> None:
     _assert_one_line(done, ["Spark Thrift Server", "is not reachable", "lakehouse stack up"])
 
 
-def test_maintain_says_when_there_is_nothing_to_maintain_and_names_an_unknown_table() -> None:
-    """Copy-on-write bronze (the project's tables) has nothing to compact: no Spark is started."""
-    done = _lakehouse(["maintain"], dict(os.environ))
+def test_maintain_says_when_nothing_is_due_and_names_an_unknown_table(tmp_path: Path) -> None:
+    """An empty lake has nothing to compact or cluster: read off the timelines, no Spark started."""
+    done = _lakehouse(["maintain"], {**os.environ, "LAKEHOUSE_LAKE": str(tmp_path)})
     assert done.returncode == 0, done.stderr
-    assert (
-        done.stdout.strip()
-        == "maintain: no merge-on-read table (table_type: mor in conf/tables.yml)"
-    )
+    assert done.stdout.strip() == "maintain: nothing due on 7 table(s)"
     unknown = _lakehouse(["maintain", "--tables", "sales,nosuch"], dict(os.environ))
     _assert_one_line(unknown, ["unknown table(s): nosuch", "known: category"])
 
