@@ -12,7 +12,9 @@ compaction). One listing of two folders; no Hudi client, no Spark job.
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from ingestion.paths import to_hadoop_uri
@@ -46,6 +48,17 @@ def timeline_files(spark: Any, path: str) -> dict[str, float] | None:
     if meta is None or TABLE_PROPERTIES not in meta:
         return None
     return _mtimes(spark, f"{base}/.hoodie/timeline") or {}
+
+
+def local_timeline(table: Path) -> Path | None:
+    """A local table's timeline folder, read without Spark; None when no table is there."""
+    hoodie = table / ".hoodie"
+    return hoodie / "timeline" if (hoodie / TABLE_PROPERTIES).exists() else None
+
+
+def local_timeline_names(timeline: Path) -> list[str]:
+    """The file names in a local timeline folder (none before the first instant)."""
+    return os.listdir(timeline) if timeline.is_dir() else []
 
 
 def newest_completed(files: dict[str, float]) -> str | None:

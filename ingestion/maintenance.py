@@ -19,7 +19,6 @@ run it).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,10 +101,8 @@ def _local_timeline(conf: Settings, database: str, name: str) -> dict[str, float
     folder = to_local_path(table_path(conf, database, name))
     if folder is None:
         return None
-    if not (folder / ".hoodie" / hudi_timeline.TABLE_PROPERTIES).exists():
-        return {}
-    timeline = folder / ".hoodie" / "timeline"
-    return dict.fromkeys(os.listdir(timeline), 0.0) if timeline.is_dir() else {}
+    timeline = hudi_timeline.local_timeline(folder)
+    return dict.fromkeys(hudi_timeline.local_timeline_names(timeline), 0.0) if timeline else {}
 
 
 def due_tables(conf: Settings, tables: list[TableConfig]) -> list[TableConfig]:

@@ -17,7 +17,6 @@ nothing new) or the new state.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ import fastavro
 
 from ingestion.checkpoint import KEY, Checkpoint, oldest
 from ingestion.config import TableConfig
-from ingestion.hudi_timeline import COMPLETED, TABLE_PROPERTIES
+from ingestion.hudi_timeline import COMPLETED, local_timeline, local_timeline_names
 from ingestion.paths import TablePaths, to_local_path
 from ingestion.profile import StepTiming
 from ingestion.results import IngestRun, TableResult, ingestion_time
@@ -75,11 +74,10 @@ class Committed:
 
 def committed(path: str) -> Committed:
     """The newest completed commit holding a checkpoint; nothing with no table or commit."""
-    hoodie = local_path(path) / ".hoodie"
-    if not (hoodie / TABLE_PROPERTIES).exists():
+    timeline = local_timeline(local_path(path))
+    if timeline is None:
         return Committed({})
-    timeline = hoodie / "timeline"
-    names = os.listdir(timeline) if timeline.is_dir() else []
+    names = local_timeline_names(timeline)
     completed = sorted((m["t"], m["done"], name) for name in names if (m := COMPLETED.match(name)))
     newest = max((done for _, done, _ in completed), default=None)
     for _, _, name in reversed(completed):
