@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -128,22 +129,50 @@ def stored_last_position(spark: SparkSession, plan: TablePlan, profile: Profiler
         return stored.agg(F.max("_cdc_position")).first()[0]
 
 
-def changelog_operation(exists: bool, stored_last: str | None, counts: BatchCounts) -> str:
+@dataclass(frozen=True)
+class ChangelogPart:
+    """One changelog commit of a batch: how its events are written, and which.
+
+    `up_to` keeps the events at or before a position, `past` those after it;
+    neither: all of them.
+    """
+
+    operation: str  # bulk_insert, or insert with the stored event ids dropped
+    up_to: str | None = None
+    past: str | None = None
+
+    def events(self, events: DataFrame) -> DataFrame:
+        """The batch's events this commit writes."""
+        if self.up_to is not None:
+            return events.where(F.col("_cdc_position") <= self.up_to)
+        if self.past is not None:
+            return events.where(F.col("_cdc_position") > self.past)
+        return events
+
+
+def changelog_parts(
+    exists: bool, stored_last: str | None, counts: BatchCounts
+) -> list[ChangelogPart]:
     """How a batch goes into the changelog, which keeps one row per event id.
 
-    An event id holds the event's source position, so a batch whose events
-    all sort after every stored one holds none of them: it is bulk-inserted,
-    with no lookup of its ids and no stored file rewritten (maintenance
-    clusters the small files; decision 0023). Any other (a redelivery, a rerun
-    after a crash between the commits, a snapshot spread over batches) is
-    upserted, its ids looked up through the files' bloom filters.
+    An event id holds the event's source position, so events that sort after
+    every stored one cannot be stored yet: they are bulk-inserted, with no
+    lookup of their ids and no stored file rewritten (maintenance clusters the
+    small files; decision 0023). Events at or before the stored position (a
+    redelivery, a rerun after a crash between the commits, another key at a
+    snapshot's position) are inserted with the ids already stored dropped,
+    looked up through the files' bloom filters. A batch holding both is two
+    commits, the looked-up one first: the last carries the checkpoint.
     """
-    if not exists:
-        return "bulk_insert"
-    first = counts.first_position
-    if stored_last is not None and first is not None and first > stored_last:
-        return "bulk_insert"
-    return "upsert"
+    first, last = counts.first_position, counts.last_position
+    if not exists or (stored_last is not None and first is not None and first > stored_last):
+        return [ChangelogPart("bulk_insert")]
+    if stored_last is None or last is None or last <= stored_last:
+        return [ChangelogPart("insert")]
+    return [
+        ChangelogPart("insert", up_to=stored_last),
+        ChangelogPart("bulk_insert", past=stored_last),
+    ]
 
 
 def write_changelog(
@@ -156,26 +185,28 @@ def write_changelog(
 ) -> None:
     """Add every event (truncates included) to the changelog, with the checkpoint.
 
-    Each commit records the highest position stored (LAST_POSITION_KEY) for
-    the next one's choice of operation.
+    The last commit records the checkpoint and the highest position stored
+    (LAST_POSITION_KEY) for the next batch's choice of parts; an earlier one
+    records neither, so a crash after it re-reads the whole batch.
     """
     stored_last = stored_last_position(spark, plan, profile)
     positions = [p for p in (stored_last, counts.last_position) if p is not None]
     last = {LAST_POSITION_KEY: max(positions)} if positions else {}
     parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
-    timed_write(
-        profile,
-        "changelog write",
-        batch.events.select(*batch.columns, *CDC_COLUMNS, "_cdc_event_id"),
-        plan.paths.changelog,
-        {
-            **hudi_writer.changelog_options(plan.table, parallelism),
-            **write_options(plan.batch.checkpoint),
-            **last,
-        },
-        changelog_operation(plan.changelog_exists, stored_last, counts),
-        not plan.changelog_exists,
-    )
+    events = batch.events.select(*batch.columns, *CDC_COLUMNS, "_cdc_event_id")
+    parts = changelog_parts(plan.changelog_exists, stored_last, counts)
+    options = hudi_writer.changelog_options(plan.table, parallelism)
+    for number, part in enumerate(parts, start=1):
+        final = {**write_options(plan.batch.checkpoint), **last} if number == len(parts) else {}
+        timed_write(
+            profile,
+            "changelog write" if number == len(parts) else "changelog redelivered",
+            part.events(events),
+            plan.paths.changelog,
+            {**options, **final},
+            part.operation,
+            not plan.changelog_exists and number == 1,
+        )
 
 
 @functools.cache

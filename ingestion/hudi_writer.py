@@ -48,14 +48,12 @@ SPARK_MERGER = "org.apache.hudi.DefaultSparkRecordMerger"
 # file), not `shuffle_partitions` tasks of a few rows each.
 EVENTS_PER_TASK = 250_000
 
-# A changelog's "small" files: an upserted batch's new events go into them
-# (Hudi's small-file handling, which rewrites the file), and clustering picks
-# them. Hudi's default, 100 MB, had every --scale 10 change batch rewrite a
-# 50 MB file of a million old events per table to add 46 thousand.
+# A changelog's "small" files, which clustering joins. No write adds to them:
+# Hudi's small-file handling would read and rewrite one to add a few events.
 CHANGELOG_SMALL_FILE_BYTES = 8 * 1024**2
 
-# A changelog takes each batch past its last position as a bulk insert: new
-# files, none rewritten (commits.changelog_operation). Maintenance clusters the
+# A changelog takes the events past its last position as a bulk insert: new
+# files, none rewritten (commits.changelog_parts). Maintenance clusters the
 # files under CHANGELOG_SMALL_FILE_BYTES into files of up to this size
 # (changelog_cluster_commits of conf/lakehouse.yml); a write clusters inline
 # only past OVERDUE_CHANGELOG_COMMITS, when nobody maintains. Decision 0023.
@@ -195,7 +193,11 @@ def changelog_options(table: TableConfig, parallelism: int) -> dict[str, str]:
         **_common_options(parallelism),
         "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
         **_event_time_merge("_cdc_position"),
-        "hoodie.parquet.small.file.limit": str(CHANGELOG_SMALL_FILE_BYTES),
+        "hoodie.parquet.small.file.limit": "0",
+        # Events at or before the last position are inserted with the ids
+        # already stored dropped (a redelivery writes nothing): one row per id
+        # without an upsert's rewrite of the files holding them.
+        "hoodie.datasource.insert.dup.policy": "drop",
         # Append-mostly and read whole: no index to keep in a metadata table.
         "hoodie.metadata.enable": "false",
         # Bloom filters in the files' footers: a batch's event ids are looked up

@@ -6,8 +6,6 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from ingestion import hudi_writer
 from ingestion.config import load_tables
 
@@ -25,41 +23,26 @@ def file_versions(path: Path) -> Counter:
     return Counter(name.split("_")[0] for name in names)
 
 
-@pytest.mark.parametrize(
-    ("limit", "expected"),
-    [
-        (None, [2]),  # the project's limit: the first file is small, so it takes the new events
-        (1, [1, 1]),  # past the limit: the file is left as it is, the events go to a new one
-    ],
-)
-def test_a_changelog_file_past_the_small_file_limit_is_never_rewritten(
-    spark, tmp_path: Path, monkeypatch, limit: int | None, expected: list[int]
+def test_a_redelivered_event_stays_one_row_and_no_changelog_file_is_rewritten(
+    spark, tmp_path: Path
 ) -> None:
-    if limit is not None:
-        monkeypatch.setattr(hudi_writer, "CHANGELOG_SMALL_FILE_BYTES", limit)
-    table = load_tables(database="writer_test")["sales"]
-    path = tmp_path / "sales_changelog"
-    options = hudi_writer.changelog_options(table, parallelism=1)
-    hudi_writer.write(events(spark, 0, 50), str(path), options, "bulk_insert", new_table=True)
-    hudi_writer.write(events(spark, 50, 20), str(path), options, "upsert", new_table=False)
-    assert sorted(file_versions(path).values()) == expected
-    stored = spark.read.format("hudi").load(str(path)).select("salesid").collect()
-    assert sorted(r.salesid for r in stored) == list(range(70))
-
-
-def test_a_redelivered_event_stays_one_row_in_the_changelog(
-    spark, tmp_path: Path, monkeypatch
-) -> None:
-    """The changelog's index finds an event id in a file that no commit rewrites any more."""
-    monkeypatch.setattr(hudi_writer, "CHANGELOG_SMALL_FILE_BYTES", 1)
+    """The changelog's index finds a stored event id; the new events go to a file of their own."""
     table = load_tables(database="writer_test")["sales"]
     path = tmp_path / "sales_changelog"
     options = hudi_writer.changelog_options(table, parallelism=1)
     hudi_writer.write(events(spark, 0, 50), str(path), options, "bulk_insert", new_table=True)
     # 40..49 again (a connector's redelivery after a restart), 50..59 new.
-    hudi_writer.write(events(spark, 40, 20), str(path), options, "upsert", new_table=False)
+    hudi_writer.write(events(spark, 40, 20), str(path), options, "insert", new_table=False)
+    assert sorted(file_versions(path).values()) == [1, 1]
     stored = spark.read.format("hudi").load(str(path)).select("salesid").collect()
     assert sorted(r.salesid for r in stored) == list(range(60))
+    # Only redelivered events: nothing written.
+    hudi_writer.write(events(spark, 0, 60), str(path), options, "insert", new_table=False)
+    assert sorted(file_versions(path).values()) == [1, 1]
+
+
+# Small-file handling on, so that an upsert rewrites the changelog's one file.
+REWRITING = {"hoodie.parquet.small.file.limit": str(100 * 1024**2)}
 
 
 def footers(spark, path: Path) -> Iterator:
@@ -97,12 +80,12 @@ def test_bronze_and_changelog_commits_merge_spark_rows_not_avro_records(
     """Files written through Hudi's Avro records carry their Avro schema; Spark's rows do not.
 
     The bronze upsert rewrites its bucket's file (newer positions win, an
-    older one is ignored) and the changelog's upsert its small file: every
+    older one is ignored) and an upsert the changelog's small file: every
     file either wrote, and the rows read back, come from Spark's merger.
     """
     table = load_tables(database="writer_test")["sales"]
     changelog = tmp_path / "sales_changelog"
-    options = hudi_writer.changelog_options(table, parallelism=1)
+    options = {**hudi_writer.changelog_options(table, parallelism=1), **REWRITING}
     hudi_writer.write(events(spark, 0, 50), str(changelog), options, "bulk_insert", new_table=True)
     hudi_writer.write(events(spark, 50, 20), str(changelog), options, "upsert", new_table=False)
 
@@ -131,7 +114,7 @@ def test_hudi_writes_zstd_parquet_files(spark, tmp_path: Path) -> None:
     """conf/hudi-defaults.conf's codec reaches a bulk insert's file and an upsert's rewrite."""
     table = load_tables(database="writer_test")["sales"]
     path = tmp_path / "sales_changelog"
-    options = hudi_writer.changelog_options(table, parallelism=1)
+    options = {**hudi_writer.changelog_options(table, parallelism=1), **REWRITING}
     hudi_writer.write(events(spark, 0, 50), str(path), options, "bulk_insert", new_table=True)
     hudi_writer.write(events(spark, 50, 20), str(path), options, "upsert", new_table=False)
     assert sorted(file_versions(path).values()) == [2]  # the upsert rewrote the file
@@ -145,6 +128,7 @@ def test_hudi_plans_a_clean_after_ten_commits_not_after_each(spark, tmp_path: Pa
     # Every commit rewrites the one small file; keeping one commit's files leaves old ones to clean.
     options = {
         **hudi_writer.changelog_options(table, parallelism=1),
+        **REWRITING,
         "hoodie.clean.commits.retained": "1",
     }
     hudi_writer.write(events(spark, 0, 5), str(path), options, "bulk_insert", new_table=True)

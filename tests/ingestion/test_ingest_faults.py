@@ -160,20 +160,26 @@ def test_late_and_duplicate_events_never_win(spark, category_landing, tmp_path: 
     assert len(history) == 4 and history[0][0] < str(NEWER)
 
 
-def commit_operations(table: Path) -> list[str]:
-    """Each completed commit's operation, oldest first, from Hudi's own commit metadata."""
-    operations = []
+def commits_written(table: Path) -> list[tuple[str, int]]:
+    """Each completed commit's operation and rows written, oldest first, from Hudi's metadata."""
+    commits_ = []
     for path in sorted((table / ".hoodie" / "timeline").glob("*_*.commit")):
         with path.open("rb") as avro:
             [metadata] = list(fastavro.reader(avro))
-        operations.append(metadata["operationType"])
-    return operations
+        stats = (metadata.get("partitionToWriteStats") or {}).values()
+        written = sum(stat["numWrites"] for partition in stats for stat in partition)
+        commits_.append((metadata["operationType"], written))
+    return commits_
 
 
-def test_the_changelog_looks_up_event_ids_only_when_a_batch_may_repeat_one(
+class FailedBulkInsert(RuntimeError):
+    """Stands for a crash between a batch's two changelog commits."""
+
+
+def test_the_changelog_looks_up_only_events_a_batch_may_repeat(
     spark, category_landing, tmp_path: Path, monkeypatch
 ) -> None:
-    """Past the last stored position: bulk-inserted. A redelivery: upserted, kept once."""
+    """Past the last stored position: bulk-inserted. A redelivery: looked up apart, kept once."""
     landing, template = category_landing
     conf = settings_for(landing, tmp_path / "lake")
     tables = tables_for("faults_positions", ("category",))
@@ -185,15 +191,31 @@ def test_the_changelog_looks_up_event_ids_only_when_a_batch_may_repeat_one(
     write_lines(
         landing, CATEGORY_TOPIC, 200, [first, category_update(template, 2, "second", NEWER + 20)]
     )
+    # Killed between the batch's two changelog commits: the rerun writes the whole batch again.
+    write = commits.hudi_writer.write
+
+    def failing(frame, path: str, options, operation: str, new_table: bool) -> None:
+        if operation == "bulk_insert" and path.endswith("category_changelog"):
+            raise FailedBulkInsert
+        write(frame, path, options, operation, new_table)
+
+    monkeypatch.setattr(commits.hudi_writer, "write", failing)
+    with pytest.raises(FailedBulkInsert):
+        run_ingest(spark, conf, tables)
+    monkeypatch.undo()
     run_ingest(spark, conf, tables)
-    assert commit_operations(changelog) == ["BULK_INSERT", "BULK_INSERT", "UPSERT"]
+    # The redelivered event is dropped, not rewritten; the new one is a file of its own.
+    assert [op for op, _ in commits_written(changelog)][1:] == [
+        "BULK_INSERT", "INSERT", "INSERT", "BULK_INSERT",
+    ]  # fmt: skip
+    assert commits_written(changelog)[2:] == [("INSERT", 0), ("INSERT", 0), ("BULK_INSERT", 1)]
     state = read_state(spark, str(changelog), CATEGORY_TOPIC, details=False)
     assert state.last_position == str(NEWER + 20).rjust(20, "0")
     # A changelog whose commits do not record the position has it read from its rows.
     monkeypatch.setattr("ingestion.table_state.LAST_POSITION_KEY", "lakehouse.not_recorded")
     write_lines(landing, CATEGORY_TOPIC, 300, [category_update(template, 3, "third", NEWER + 30)])
     run_ingest(spark, conf, tables)
-    assert commit_operations(changelog)[-1] == "BULK_INSERT"
+    assert commits_written(changelog)[-1][0] == "BULK_INSERT"
     rows = spark_rows(spark, conf, "faults_positions", "category_changelog")
     changes = sorted(r["catname"] for r in rows if r["_cdc_op"] == "u")
     assert changes == ["first", "second", "third"]

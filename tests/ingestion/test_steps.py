@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ingestion.checkpoint import Checkpoint, oldest
-from ingestion.commits import changelog_operation
+from ingestion.commits import ChangelogPart, changelog_parts
 from ingestion.continuous import Pacing
 from ingestion.hudi_timeline import newest_completed
 from ingestion.hudi_writer import parallelism
@@ -58,21 +58,33 @@ def test_the_older_checkpoint_wins_so_the_table_behind_catches_up() -> None:
     assert batch.checkpoint.offsets == {0: 10, 1: 7}
 
 
+BULK = ChangelogPart("bulk_insert")
+LOOKED_UP = ChangelogPart("insert")
+
+
 @pytest.mark.parametrize(
-    ("exists", "stored_last", "first", "operation"),
+    ("exists", "stored_last", "first", "last", "parts"),
     [
-        (False, None, "05", "bulk_insert"),
-        (True, "04", "05", "bulk_insert"),  # every event after every stored one
-        (True, "05", "05", "upsert"),  # a redelivery, or another key at a snapshot's position
-        (True, "06", "05", "upsert"),
-        (True, None, "05", "upsert"),  # nothing stored and nothing recorded: a rolled-back first
+        (False, None, "05", "09", [BULK]),
+        (True, "04", "05", "09", [BULK]),  # every event after every stored one
+        (True, "09", "05", "09", [LOOKED_UP]),  # a rerun, or another key at a position
+        (True, "10", "05", "09", [LOOKED_UP]),
+        (True, None, "05", "09", [LOOKED_UP]),  # nothing recorded: a rolled-back first
+        # A few redelivered events: looked up apart, the rest bulk-inserted.
+        (
+            True,
+            "06",
+            "05",
+            "09",
+            [ChangelogPart("insert", up_to="06"), ChangelogPart("bulk_insert", past="06")],
+        ),
     ],
 )
-def test_the_changelog_inserts_a_batch_only_past_its_last_position(
-    exists: bool, stored_last: str | None, first: str, operation: str
+def test_the_changelog_looks_up_only_the_events_at_or_before_its_last_position(
+    exists: bool, stored_last: str | None, first: str, last: str, parts: list[ChangelogPart]
 ) -> None:
-    counts = BatchCounts(ops={"u": 2}, first_position=first, last_position="09")
-    assert changelog_operation(exists, stored_last, counts) == operation
+    counts = BatchCounts(ops={"u": 2}, first_position=first, last_position=last)
+    assert changelog_parts(exists, stored_last, counts) == parts
 
 
 def test_batch_counts_from_one_aggregation() -> None:
