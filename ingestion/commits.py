@@ -197,13 +197,13 @@ def write_changelog(
     parts = changelog_parts(plan.changelog_exists, stored_last, counts)
     options = hudi_writer.changelog_options(plan.table, parallelism)
     for number, part in enumerate(parts, start=1):
-        final = {**write_options(plan.batch.checkpoint), **last} if number == len(parts) else {}
+        final = number == len(parts)
         timed_write(
             profile,
-            "changelog write" if number == len(parts) else "changelog redelivered",
+            "changelog write" if final else "changelog redelivered",
             part.events(events),
             plan.paths.changelog,
-            {**options, **final},
+            {**options, **({**write_options(plan.batch.checkpoint), **last} if final else {})},
             part.operation,
             not plan.changelog_exists and number == 1,
         )

@@ -162,14 +162,14 @@ def test_late_and_duplicate_events_never_win(spark, category_landing, tmp_path: 
 
 def commits_written(table: Path) -> list[tuple[str, int]]:
     """Each completed commit's operation and rows written, oldest first, from Hudi's metadata."""
-    commits_ = []
+    found = []
     for path in sorted((table / ".hoodie" / "timeline").glob("*_*.commit")):
         with path.open("rb") as avro:
             [metadata] = list(fastavro.reader(avro))
         stats = (metadata.get("partitionToWriteStats") or {}).values()
         written = sum(stat["numWrites"] for partition in stats for stat in partition)
-        commits_.append((metadata["operationType"], written))
-    return commits_
+        found.append((metadata["operationType"], written))
+    return found
 
 
 class FailedBulkInsert(RuntimeError):
@@ -205,10 +205,9 @@ def test_the_changelog_looks_up_only_events_a_batch_may_repeat(
     monkeypatch.undo()
     run_ingest(spark, conf, tables)
     # The redelivered event is dropped, not rewritten; the new one is a file of its own.
-    assert [op for op, _ in commits_written(changelog)][1:] == [
-        "BULK_INSERT", "INSERT", "INSERT", "BULK_INSERT",
-    ]  # fmt: skip
-    assert commits_written(changelog)[2:] == [("INSERT", 0), ("INSERT", 0), ("BULK_INSERT", 1)]
+    written = commits_written(changelog)
+    assert [op for op, _ in written][1:] == ["BULK_INSERT", "INSERT", "INSERT", "BULK_INSERT"]
+    assert written[2:] == [("INSERT", 0), ("INSERT", 0), ("BULK_INSERT", 1)]
     state = read_state(spark, str(changelog), CATEGORY_TOPIC, details=False)
     assert state.last_position == str(NEWER + 20).rjust(20, "0")
     # A changelog whose commits do not record the position has it read from its rows.
