@@ -92,9 +92,10 @@ $(POSTGRES):
 	$(SUDO) apt-get install -y --no-install-recommends postgresql || \
 		($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends postgresql)
 
-# The main job, end to end on the local stack.
+# The main job, end to end on the local stack; ARGS go to `lakehouse run`
+# (e.g. make run ARGS="--scale 1").
 run: setup
-	$(BIN)/lakehouse run
+	$(BIN)/lakehouse run $(ARGS)
 
 # The test suite (starts and stops its own stack on free ports), on TEST_WORKERS
 # pytest-xdist workers, each with its own stack: much of a test's time is one

@@ -321,7 +321,9 @@ def _run(args: argparse.Namespace) -> int:
         return live_job.run_live_job(scale=args.scale, log=output.say)
     from lakehouse import main_job
 
-    return main_job.run_main_job(scale=args.scale, log=output.say)
+    return main_job.run_main_job(
+        scale=args.scale, change_batches=args.change_batches, log=output.say
+    )
 
 
 def _run_parser(commands: argparse._SubParsersAction) -> None:
@@ -329,6 +331,12 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
         "run", help="the main job: generate CDC, ingest, dbt build, dbt docs generate"
     )
     parser.add_argument("--scale", type=float, default=0.01, help="TICKIT scale (1 = ~425K rows)")
+    parser.add_argument(
+        "--change-batches",
+        type=int,
+        help="change batches generated after the snapshot (default: as `cdc generate`; "
+        "not with --live)",
+    )
     parser.add_argument(
         "--live",
         action="store_true",

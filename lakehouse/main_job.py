@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,7 +38,9 @@ def _check_landing_matches(landing: str, scale: float) -> None:
         )
 
 
-def run_main_job(scale: float, log: Callable[[str], None] = print) -> int:
+def run_main_job(
+    scale: float, change_batches: int | None = None, log: Callable[[str], None] = print
+) -> int:
     """Generate TICKIT CDC, run the daily job on it, serve the docs site and dashboard.
 
     A failure, in the daily job or around it (the stack, the generation, the
@@ -48,7 +51,10 @@ def run_main_job(scale: float, log: Callable[[str], None] = print) -> int:
     now = datetime.now(UTC)
     conf = settings()
     try:
-        return _main_job(conf, scale, log, started)
+        options = GenerateOptions(out=conf.landing, scale=scale)
+        if change_batches is not None:
+            options = replace(options, change_batches=change_batches)
+        return _main_job(conf, options, log, started)
     except (Exception, KeyboardInterrupt) as error:
         path = conf.home / "runs" / f"main-{now:%Y%m%dT%H%M%S%f}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,14 +63,16 @@ def run_main_job(scale: float, log: Callable[[str], None] = print) -> int:
         raise
 
 
-def _main_job(conf: Settings, scale: float, log: Callable[[str], None], started: float) -> int:
+def _main_job(
+    conf: Settings, options: GenerateOptions, log: Callable[[str], None], started: float
+) -> int:
     log("1/4 local stack")
     stack.up(conf, log=log)
 
-    log(f"2/4 TICKIT CDC at scale {scale} -> {conf.landing}")
-    _check_landing_matches(conf.landing, scale)
+    log(f"2/4 TICKIT CDC at scale {options.scale} -> {conf.landing}")
+    _check_landing_matches(conf.landing, options.scale)
     with ProgressBar() as progress:
-        summary = generate(GenerateOptions(out=conf.landing, scale=scale), progress)
+        summary = generate(options, progress)
     print_summary(summary)
 
     log("3/4 the daily job: ingest into Hudi bronze, source freshness, dbt build, docs")

@@ -18,8 +18,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:  # imported in the fixtures: after the settings' environment is set
+    from lakehouse.scheduler.records import JobRecord
+    from tests.make_run import MakeRun
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -135,6 +140,7 @@ def leaked_secrets(files: list[Path]) -> list[tuple[str, str]]:
 # that share a costly session fixture in one group, so one worker builds it.
 SHARED_GROUPS = {
     "daily_job": (
+        "tests/test_make_run.py",
         "tests/airflow/test_dag_run.py",
         "tests/dashboard/test_dashboard.py",
         "tests/dbt/test_marts.py",
@@ -164,10 +170,9 @@ def group_of(nodeid: str) -> str:
 # The longest groups first (seconds in one process on this machine, 2026-11-28), so
 # that no worker starts a long one while the other is nearly done; then the rest.
 LONGEST_FIRST = (
-    "daily_job",  # 950 s: the daily job, its DAG run, the marts, docs and dashboards
+    "daily_job",  # 950 s: `make run`'s daily job, its DAG run, the marts, docs and dashboards
     "tests/bench/test_bench.py",  # 670 s
     "live_chain",  # 360 s: the live chain, TICKIT's tables and the own-types tables
-    "tests/test_make_run.py",  # `make run` on a stack of its own
     "tests/ingestion/test_ingest_crash.py",  # 210 s
     "tests/ingestion/test_ingest_formats.py",  # 200 s
     "tests/ingestion/test_ingest_faults.py",  # 170 s
@@ -251,19 +256,25 @@ def spark(local_stack: None):
 
 
 @pytest.fixture(scope="session")
-def daily_job(spark):
-    """TICKIT CDC at scale 0.01 (one change batch) through the `daily` job, once per run.
+def make_run(local_stack: None) -> Iterator[MakeRun]:
+    """`make run` as the getting-started page writes it, on this run's stack, once per run.
 
-    The marts, the docs site and the dashboards of later tests are this run's
-    output on the session stack, as a scheduler would leave them.
+    TICKIT CDC at scale 0.01 with one change batch through the `daily` job: the
+    marts, the docs and the run record of later tests are its output on the
+    session stack, as a scheduler would leave them. Its stop line's `stack
+    down` runs when the session ends (tests/make_run.py).
     """
-    from ingestion.settings import settings
-    from lakehouse.cdc.generate import GenerateOptions, generate
-    from lakehouse.scheduler.run import run_job
+    from tests.make_run import run_make_run, stack_down
 
-    conf = settings()
-    generate(GenerateOptions(out=conf.landing, scale=0.01, change_batches=1))
-    return run_job("daily", conf, log=lambda _: None, spark=spark)
+    run = run_make_run({"DOCS": free_port(), "DASHBOARD": free_port()})
+    yield run
+    stack_down(run)
+
+
+@pytest.fixture(scope="session")
+def daily_job(make_run: MakeRun) -> JobRecord:
+    """The run record of `make run`'s daily job, typed."""
+    return make_run.record
 
 
 SCREENSHOTS = REPO / ".lakehouse" / "screenshots"

@@ -51,7 +51,7 @@ def project_copy(root: Path) -> Path:
 # module that runs each section's; tests/docs/test_markdown_pages.py checks that
 # no section with commands is left without one.
 RUN_BY = {
-    ("getting-started.md", "Two commands"): "tests/test_make_run.py",
+    ("getting-started.md", "Two commands"): "tests/make_run.py",
     ("getting-started.md", "The local stack"): "tests/ingestion/test_stack.py",
     ("getting-started.md", "Development"): "tests/test_lint.py",
     ("modeling.md", ""): "tests/docs/test_modeling_recipes.py",

@@ -129,6 +129,30 @@ def write_record(path: Path, record: JobRecord) -> None:
     path.write_text(json.dumps(to_dict(record), indent=2))
 
 
+def read_record(path: Path) -> JobRecord:
+    """A record `write_record` wrote, typed again: each step's detail by its own fields.
+
+    For a reader in another process than the job's (the test suite reads the
+    record of the `make run` it started).
+    """
+    data = json.loads(path.read_text())
+    steps = [StepRecord(**{**step, "detail": _detail(step["detail"])}) for step in data["steps"]]
+    return JobRecord(**{**data, "steps": steps})
+
+
+def _detail(data: dict[str, Any] | None) -> StepDetail | None:
+    if data is None:
+        return None
+    if "tables" in data:
+        tables = {name: TableTotals(**totals) for name, totals in data["tables"].items()}
+        return IngestDetail(tables, data["warning"])
+    if "compacted" in data:
+        return MaintainDetail(tuple(data["compacted"]), tuple(data["clustered"]), data["looked_at"])
+    if "command" in data:
+        return DbtDetail(**data)
+    return SkippedDetail(**data)
+
+
 def failed_run(started_at: str, seconds: float, error: BaseException, **context: Any) -> str:
     """The JSON record of a run that failed: status, when, how long, the context, why.
 

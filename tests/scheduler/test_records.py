@@ -18,10 +18,13 @@ from lakehouse.scheduler.records import (
     DbtDetail,
     IngestDetail,
     JobRecord,
+    MaintainDetail,
     SkippedDetail,
     StepRecord,
     TableTotals,
+    read_record,
     to_dict,
+    write_record,
 )
 from lakehouse.scheduler.run import run_job
 
@@ -46,7 +49,9 @@ def test_an_ingest_detail_totals_each_table_and_warns_of_quarantined_records() -
 AS_OF = "2026-01-01T00:00:00.000Z"
 
 
-def test_step_records_serialize_to_json_with_their_typed_detail() -> None:
+def test_step_records_serialize_to_json_and_read_back_with_their_typed_detail(
+    tmp_path: Path,
+) -> None:
     record = JobRecord(
         job="daily",
         started_at="2026-01-01T00:00:00+00:00",
@@ -73,6 +78,14 @@ def test_step_records_serialize_to_json_with_their_typed_detail() -> None:
         {"name": "hourly", "status": "skipped", "seconds": 0.0, "error": "",
          "detail": {"reason": "no new data in any dbt source"}},
     ]  # fmt: skip
+    # Read back, with the kinds not above: a maintain step and a failed one without detail.
+    whole = dataclasses.replace(record, steps=[
+        *record.steps,
+        StepRecord("maintain", "success", 0.5, MaintainDetail(("sales",), (), 7)),
+        StepRecord("docs", "failed", 0.1, None, "dbt docs generate exited 2"),
+    ])  # fmt: skip
+    write_record(tmp_path / "run.json", whole)
+    assert read_record(tmp_path / "run.json") == whole
 
 
 def test_a_renamed_ingest_step_still_reports_its_events(tmp_path: Path) -> None:
