@@ -85,24 +85,24 @@ def figures(landing: Path) -> dict:
     }
 
 
-def check_marts(landing: Path) -> None:
+def check_marts(landing: Path, marts: str = MARTS) -> None:
     want = figures(landing)
     q = stack.query
-    assert q(f"select count(*) from {MARTS}.fct_sales")[0][0] == want["sales"]
-    assert {r[0] for r in q(f"select sale_id from {MARTS}.fct_sales")} == want["sale_ids"]
-    assert q(f"select count(*) from {MARTS}.fct_listings")[0][0] == want["listings"]
+    assert q(f"select count(*) from {marts}.fct_sales")[0][0] == want["sales"]
+    assert {r[0] for r in q(f"select sale_id from {marts}.fct_sales")} == want["sale_ids"]
+    assert q(f"select count(*) from {marts}.fct_listings")[0][0] == want["listings"]
     revenue = {
         (category, month): Decimal(str(total))
         for category, month, total in q(
             f"select category_name, date_format(sold_at, 'yyyy-MM'), sum(price_paid) "
-            f"from {MARTS}.fct_sales group by 1, 2"
+            f"from {marts}.fct_sales group by 1, 2"
         )
     }
     assert revenue == want["revenue"]
-    assert q(f"select count(distinct buyer_id) from {MARTS}.fct_sales")[0][0] == want["buyers"]
-    assert q(f"select count(distinct seller_id) from {MARTS}.fct_sales")[0][0] == want["sellers"]
-    assert q(f"select count(*) from {MARTS}.dim_non_buyers")[0][0] == want["non_buyers"]
-    current = q(f"select count(*) from {MARTS}.dim_users where is_current")[0][0]
+    assert q(f"select count(distinct buyer_id) from {marts}.fct_sales")[0][0] == want["buyers"]
+    assert q(f"select count(distinct seller_id) from {marts}.fct_sales")[0][0] == want["sellers"]
+    assert q(f"select count(*) from {marts}.dim_non_buyers")[0][0] == want["non_buyers"]
+    current = q(f"select count(*) from {marts}.dim_users where is_current")[0][0]
     assert current == want["users"]
 
 
