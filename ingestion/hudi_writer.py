@@ -66,6 +66,16 @@ OVERDUE_CHANGELOG_COMMITS = 30
 OVERDUE_DELTA_COMMITS = 10
 
 
+# Column statistics serve data skipping on wide scans; bronze is read whole.
+NO_COLUMN_STATS = {"hoodie.metadata.index.column.stats.enable": "false"}
+NO_METADATA_TABLE = {"hoodie.metadata.enable": "false"}
+RECORD_INDEX = {
+    "hoodie.index.type": "RECORD_INDEX",
+    "hoodie.metadata.global.record.level.index.enable": "true",
+    "hoodie.record.index.update.partition.path": "true",
+}
+
+
 def parallelism(events: int, most: int) -> int:
     """Hudi's shuffle parallelism for a batch of `events`: one task per EVENTS_PER_TASK."""
     return max(1, min(most, math.ceil(events / EVENTS_PER_TASK)))
@@ -97,8 +107,7 @@ def _common_options(parallelism: int) -> dict[str, str]:
         "hoodie.combine.before.insert": "true",
         "hoodie.combine.before.upsert": "true",
         "hoodie.datasource.write.hive_style_partitioning": "true",
-        # Column statistics serve data skipping on wide scans; bronze is read whole.
-        "hoodie.metadata.index.column.stats.enable": "false",
+        **NO_COLUMN_STATS,
     }
 
 
@@ -150,20 +159,16 @@ def use_record_index(data_bytes: int, has_record_index: bool, threshold_bytes: i
 def _index_options(table: TableConfig, layout: BronzeLayout) -> dict[str, str]:
     if layout.buckets is not None:
         return {
-            "hoodie.metadata.enable": "false",
+            **NO_METADATA_TABLE,
             "hoodie.index.type": "BUCKET",
             "hoodie.index.bucket.engine": "SIMPLE",
             "hoodie.bucket.index.num.buckets": str(layout.buckets),
             "hoodie.bucket.index.hash.field": ",".join(table.key),
         }
     if layout.record_index:
-        return {
-            "hoodie.index.type": "RECORD_INDEX",
-            "hoodie.metadata.global.record.level.index.enable": "true",
-            "hoodie.record.index.update.partition.path": "true",
-        }
+        return dict(RECORD_INDEX)
     return {
-        "hoodie.metadata.enable": "false",
+        **NO_METADATA_TABLE,
         "hoodie.index.type": "GLOBAL_SIMPLE" if table.partition_by else "SIMPLE",
         "hoodie.simple.index.update.partition.path": "true",
     }
@@ -199,7 +204,7 @@ def changelog_options(table: TableConfig, parallelism: int) -> dict[str, str]:
         # without an upsert's rewrite of the files holding them.
         "hoodie.datasource.insert.dup.policy": "drop",
         # Append-mostly and read whole: no index to keep in a metadata table.
-        "hoodie.metadata.enable": "false",
+        **NO_METADATA_TABLE,
         # Bloom filters in the files' footers: a batch's event ids are looked up
         # without reading every stored id, as the simple index did (listing's and
         # sales' lookups 3.1-3.6 s -> 1.7-1.8 s at --scale 1). Event ids are
@@ -222,13 +227,23 @@ def clustering_options() -> dict[str, str]:
     }
 
 
+def table_service_options(record_index: bool) -> dict[str, str]:
+    """A table service's metadata-table options (compaction, clustering): the table's writes'.
+
+    With Hudi's defaults a service builds a metadata table with column
+    statistics, which the table's next write, keeping none, deletes again;
+    reads in between list files and skip data through it. Decision 0022.
+    """
+    return {**RECORD_INDEX, **NO_COLUMN_STATS} if record_index else dict(NO_METADATA_TABLE)
+
+
 def quarantine_options(database: str, parallelism: int) -> dict[str, str]:
     """Options of the quarantine: one row per (file, line), so reruns overwrite, not add."""
     return {
         **_key_options("_quarantine", database, ("source_file", "line"), ()),
         **_common_options(parallelism),
         "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
-        "hoodie.metadata.enable": "false",
+        **NO_METADATA_TABLE,
         "hoodie.index.type": "SIMPLE",
     }
 

@@ -30,6 +30,7 @@ from ingestion.config import TableConfig
 from ingestion.locks import table_lock
 from ingestion.paths import table_path, to_hadoop_uri, to_local_path
 from ingestion.settings import Settings
+from ingestion.table_state import has_record_index
 
 # Options of the compaction's write client beyond the table's own properties:
 # a plan for every log file (one delta commit is enough), merged as Spark rows
@@ -143,15 +144,16 @@ def _compact(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
     if files is None or not needs_compaction(files):
         return False
     uri = to_hadoop_uri(path)
+    metadata = hudi_writer.table_service_options(has_record_index(spark, path))
     _call(
         spark,
         "run_compaction",
         op="scheduleAndExecute",
         path=uri,
-        options=_options(COMPACTION_OPTIONS),
+        options=_options({**COMPACTION_OPTIONS, **metadata}),
     )
     # Hudi's clean takes the catalog's name only (bronze is registered at its first commit).
-    _call(spark, "run_clean", table=f"{table.database}.{table.name}")
+    _call(spark, "run_clean", table=f"{table.database}.{table.name}", options=_options(metadata))
     # Nothing to compact (a snapshot's base files and no log file yet) plans no compaction.
     after = hudi_timeline.timeline_files(spark, path)
     return _count(after, "commit") > _count(files, "commit")
@@ -166,7 +168,9 @@ def _cluster(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
     files = hudi_timeline.timeline_files(spark, path)
     if files is None or not needs_clustering(files, conf.changelog_cluster_commits):
         return False
-    options = _options(hudi_writer.clustering_options())
+    options = _options(
+        {**hudi_writer.clustering_options(), **hudi_writer.table_service_options(False)}
+    )
     _call(
         spark, "run_clustering", op="scheduleAndExecute", path=to_hadoop_uri(path), options=options
     )

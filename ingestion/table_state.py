@@ -63,6 +63,15 @@ def _meta_client(spark: SparkSession, path: str) -> Any:
     )
 
 
+def has_record_index(spark: SparkSession, path: str) -> bool:
+    """Whether the table's metadata table holds a record-level index."""
+    return _record_index(_meta_client(spark, path).getTableConfig())
+
+
+def _record_index(config: Any) -> bool:
+    return "record_index" in set(config.getMetadataPartitions())
+
+
 def _spark_schema(spark: SparkSession, avro_json: str) -> T.StructType:
     """The commit's writer schema (Avro JSON) as Spark columns, converted by Hudi itself."""
     hudi = spark._jvm.org.apache.hudi
@@ -121,7 +130,7 @@ def _from_commits(
     return replace(
         state,
         data_bytes=_data_bytes(spark, path),
-        record_index="record_index" in set(config.getMetadataPartitions()),
+        record_index=_record_index(config),
         merge_on_read=config.getTableType().name() == "MERGE_ON_READ",
         buckets=buckets,
     )

@@ -41,8 +41,12 @@ def has(folder: Path, suffix: str) -> bool:
     return folder.exists() and any(p.name.endswith(suffix) for p in folder.iterdir())
 
 
+def metadata_table(conf, database: str, table: str) -> Path:
+    return Path(table_path(conf, database, table)) / ".hoodie" / "metadata"
+
+
 def metadata_timeline(conf, database: str, table: str) -> Path:
-    return Path(table_path(conf, database, table)) / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+    return metadata_table(conf, database, table) / ".hoodie" / "timeline"
 
 
 def in_flight(folder: Path, action: str = "") -> list[str]:
@@ -195,6 +199,9 @@ def test_kill_9_during_maintenance_compaction_then_rerun(spark, tmp_path: Path) 
     assert run_ingest(spark, conf, mor)["sales"].committed
     done = maintain(spark, conf, mor, log=lambda _: None)
     assert [m.compacted for m in done] == [True]
+    # The compaction and clean ran with the table's own settings: no metadata table to
+    # build (the bucket index needs none) for the next write to delete again.
+    assert not metadata_table(conf, database, "sales").exists()
     assert not in_flight(timeline(conf, database, "sales"), "compaction")
     rows = spark_rows(spark, conf, database, "sales")
     assert differences(rows, expected(landing, "sales"), "salesid") == []
@@ -232,6 +239,7 @@ def test_kill_9_during_changelog_clustering_then_rerun(spark, tmp_path: Path) ->
     assert run_ingest(spark, conf, tables)["sales"].committed
     maintain(spark, conf, tables, log=lambda _: None)
     assert not in_flight(changelog, "clustering")
+    assert not metadata_table(conf, database, "sales_changelog").exists()  # as its writes keep
     assert has(changelog, ".replacecommit")
     after = spark_rows(spark, conf, database, "sales_changelog")
     assert len({r["_hoodie_file_name"] for r in after}) == 2  # clustered, and the new batch's
