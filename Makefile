@@ -14,7 +14,7 @@ JVM_ARCHIVE := $(JARS)/spark-driver.jsa
 # The live CDC chain's JVM programs (Kafka, Connect, Debezium): a class path of their own.
 CDC_JARS := .lakehouse/cdc-jars
 CDC_JARS_STAMP := $(CDC_JARS)/.fetched
-CDC_PROFILES := kafka debezium-postgres debezium-mariadb
+CDC_PROFILES := kafka debezium-postgres debezium-mariadb apicurio-converter
 # The chain's databases: Debian's PostgreSQL and MariaDB servers, run by `lakehouse cdc up`
 # on their own data folders (never the system services).
 MARIADB := /usr/sbin/mariadbd
@@ -23,6 +23,8 @@ POSTGRES := /usr/bin/pg_ctlcluster
 # apart so no ingestion job, test session or Thrift server ever loads them.
 BENCH_JARS := .lakehouse/bench-jars
 BENCH_JARS_STAMP := $(BENCH_JARS)/.fetched
+REGISTRY := .lakehouse/registry
+REGISTRY_STAMP := $(REGISTRY)/.built
 # Airflow lives in its own venv: its pins clash with dbt-core's (airflow/requirements.txt).
 AIRFLOW_VENV := .venv-airflow
 AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed
@@ -38,7 +40,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # that would hold the test suite's progress until it ends.
 MAKEFLAGS += --jobs=2
 
-setup: $(PY_STAMP) $(JARS_STAMP) $(JVM_ARCHIVE) $(CDC_JARS_STAMP) $(BENCH_JARS_STAMP) $(AIRFLOW_STAMP) $(MARIADB) $(POSTGRES)
+setup: $(PY_STAMP) $(JARS_STAMP) $(JVM_ARCHIVE) $(CDC_JARS_STAMP) $(REGISTRY_STAMP) $(BENCH_JARS_STAMP) $(AIRFLOW_STAMP) $(MARIADB) $(POSTGRES)
 
 $(PY_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +67,12 @@ $(CDC_JARS_STAMP): jvm/cdc/pom.xml | $(JARS_STAMP)
 		mvn --batch-mode --quiet -f jvm/cdc/pom.xml -P$$profile dependency:copy-dependencies \
 			-DincludeScope=runtime -DoutputDirectory=$$folder || exit 1; \
 	done
+	touch $@
+
+# Apicurio Registry's runnable layout, built from Maven Central's artifacts (jvm/registry).
+$(REGISTRY_STAMP): jvm/registry/pom.xml jvm/registry/src/main/resources/application.properties
+	rm -rf $(REGISTRY)
+	mvn --batch-mode --quiet -f jvm/registry/pom.xml package -Dregistry.dir=$(abspath $(REGISTRY))
 	touch $@
 
 $(BENCH_JARS_STAMP): jvm/bench/pom.xml | $(CDC_JARS_STAMP)

@@ -22,6 +22,9 @@ CONNECTORS = ("postgresql", "mysql", "sqlserver")
 DECIMAL_MODES = ("precise", "double", "string")
 # Where a source's change records are read: the landing zone's sink files, or Kafka itself.
 SOURCE_KINDS = ("landing", "kafka")
+# How Kafka Connect serialises a source's Kafka topics: JsonConverter with schemas, or
+# Apicurio Registry's AvroConverter (the writer schemas in the registry).
+KAFKA_FORMATS = ("json", "avro")
 ORDERINGS = ("source_position", "source_ts")
 TABLE_TYPES = ("cow", "mor")
 DELETE_MODES = ("soft", "hard")
@@ -47,6 +50,7 @@ class Source:
     connector: str
     decimal_handling: str = "precise"
     kind: str = "landing"
+    kafka_format: str = "json"
     topic_prefix: str = ""
     include: tuple[re.Pattern[str], ...] = ()
     exclude: tuple[re.Pattern[str], ...] = ()
@@ -142,11 +146,15 @@ class _Reader:
 
 
 def _source(path: Path, name: str, values: Any) -> Source:
-    """One source system; the settings' `source_kinds` may override its `kind`."""
+    """One source system; the settings' `source_kinds` and `source_kafka_formats` may
+    override its `kind` and `kafka_format`."""
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: source '{name}' must be a mapping")
-    overrides = settings().source_kinds
-    reader = _Reader(path, f"source '{name}'", {**values, **_kind(overrides, name)})
+    conf = settings()
+    overridden = _override("kind", conf.source_kinds, name) | _override(
+        "kafka_format", conf.source_kafka_formats, name
+    )
+    reader = _Reader(path, f"source '{name}'", {**values, **overridden})
     include = reader.patterns("include")
     prefix = reader.values.get("topic_prefix", "")
     if include and not prefix:
@@ -156,6 +164,7 @@ def _source(path: Path, name: str, values: Any) -> Source:
         connector=reader.choice("connector", CONNECTORS, ""),
         decimal_handling=reader.choice("decimal_handling", DECIMAL_MODES, "precise"),
         kind=reader.choice("kind", SOURCE_KINDS, "landing"),
+        kafka_format=reader.choice("kafka_format", KAFKA_FORMATS, "json"),
         topic_prefix=reader.identifier("topic_prefix", prefix, TOPIC) if prefix else "",
         include=include,
         exclude=reader.patterns("exclude"),
@@ -169,8 +178,8 @@ def _env_name(reader: _Reader, name: str) -> str:
     return reader.identifier(name, reader.text(name)) if value else ""
 
 
-def _kind(overrides: dict[str, str], name: str) -> dict[str, str]:
-    return {"kind": overrides[name]} if name in overrides else {}
+def _override(key: str, overrides: dict[str, str], name: str) -> dict[str, str]:
+    return {key: overrides[name]} if name in overrides else {}
 
 
 def _table(

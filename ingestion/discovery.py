@@ -22,7 +22,7 @@ from pathlib import Path
 from ingestion.config import Source, TableConfig, TableDocument, load_document
 from ingestion.paths import to_local_path
 from ingestion.settings import Settings, settings
-from ingestion.sources import kafka_client
+from ingestion.sources import kafka_client, schema_registry
 
 NOT_A_NAME = re.compile(r"[^A-Za-z0-9_]")
 NO_KEY_FIX = (
@@ -113,7 +113,7 @@ def served_tables(conf: Settings | None = None, document: TableDocument | None =
         return discover(
             document,
             lambda source: source_topics(conf, source),
-            lambda source, topic: key_columns(keys.key(topic)) if source.kind == "kafka" else None,
+            lambda source, topic: _key_of(conf, keys, source, topic),
         )
     finally:
         keys.close()
@@ -149,6 +149,30 @@ def _s3_folders(uri: str) -> list[str]:
         for page in pages.paginate(Bucket=bucket, Prefix=prefix, Delimiter="/")
         for common in page.get("CommonPrefixes", [])
     ]
+
+
+def _key_of(
+    conf: Settings, keys: kafka_client.TopicReader, source: Source, topic: str
+) -> list[str] | None:
+    """A Kafka topic's key columns, from its first key's JSON schema or its Avro one."""
+    if source.kind != "kafka":
+        return None
+    key, headers = keys.key(topic)
+    if source.kafka_format == "avro":
+        return avro_key_columns(conf.registry_url, key, headers)
+    return key_columns(key)
+
+
+def avro_key_columns(api: str, key: bytes | None, headers: dict[str, bytes]) -> list[str] | None:
+    """The field names of an Apicurio-framed Avro key's writer schema, else None."""
+    if key == b"":
+        return []
+    global_id = schema_registry.key_schema_id(key, headers) if key else None
+    if global_id is None:
+        return None
+    schema = json.loads(schema_registry.writer_schemas(api, [global_id])[global_id])
+    names = [f.get("name") for f in schema.get("fields", []) if isinstance(f, dict)]
+    return [n for n in names if isinstance(n, str)] or None
 
 
 def key_columns(key: bytes | None) -> list[str] | None:

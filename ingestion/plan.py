@@ -14,6 +14,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from ingestion.checkpoint import Checkpoint, oldest
+from ingestion.config import Source as SourceSystem
 from ingestion.config import TableConfig
 from ingestion.errors import UserError
 from ingestion.paths import TablePaths
@@ -69,8 +70,16 @@ class TablePlan:
 def source_for(spark: SparkSession, conf: Settings, table: TableConfig) -> Source[Any]:
     """The table's source, by its source system's kind (conf/tables.yml, source_kinds)."""
     if table.source.kind == "kafka":
-        return KafkaSource(spark, conf.kafka_servers, table.topic, conf.kafka_options)
+        return kafka_source(spark, conf, table.topic, table.source)
     return LandingSource(spark, conf.landing, table.topic)
+
+
+def kafka_source(
+    spark: SparkSession, conf: Settings, topic: str, source: SourceSystem
+) -> KafkaSource:
+    """A topic of the source system, read as its connector writes it (JSON or Avro)."""
+    registry = conf.registry_url if source.kafka_format == "avro" else None
+    return KafkaSource(spark, conf.kafka_servers, topic, conf.kafka_options, registry)
 
 
 def _committed(

@@ -81,6 +81,8 @@ class Settings:
     kafka_bootstrap_servers: str
     kafka_options: dict[str, str]
     source_kinds: dict[str, str]
+    source_kafka_formats: dict[str, str]
+    schema_registry_url: str
     cdc_jars: Path
     cdc_heap: str
     cdc_postgres_port: int
@@ -88,6 +90,7 @@ class Settings:
     cdc_kafka_port: int
     cdc_kafka_controller_port: int
     cdc_connect_port: int
+    cdc_registry_port: int
     unavailable_value_placeholder: str
     spark_conf: dict[str, str] = field(default_factory=dict)
 
@@ -110,6 +113,12 @@ class Settings:
     def kafka_servers(self) -> str:
         """Kafka's bootstrap servers: the configured ones, or the local chain's broker."""
         return self.kafka_bootstrap_servers or f"{LOOPBACK}:{self.cdc_kafka_port}"
+
+    @property
+    def registry_url(self) -> str:
+        """Apicurio Registry's v2 API: the configured one, or the local chain's registry."""
+        url = self.schema_registry_url or f"http://{LOOPBACK}:{self.cdc_registry_port}"
+        return url.rstrip("/").removesuffix("/apis/registry/v2") + "/apis/registry/v2"
 
     @property
     def warehouse_dir(self) -> Path:
@@ -166,7 +175,7 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
         env = os.environ.get(f"LAKEHOUSE_{spec.name.upper()}")
         value = (overrides or {}).get(spec.name, env if env is not None else raw.get(spec.name))
         if value is None:
-            if spec.name in ("spark_conf", "kafka_options", "source_kinds"):
+            if spec.name in ("spark_conf", "kafka_options", "source_kinds", "source_kafka_formats"):
                 value = {}
             else:
                 raise SettingsError(f"{SETTINGS_FILE}: setting '{spec.name}' is missing")

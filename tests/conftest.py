@@ -101,6 +101,12 @@ os.environ.update(
         "LAKEHOUSE_CDC_KAFKA_PORT": str(free_port()),
         "LAKEHOUSE_CDC_KAFKA_CONTROLLER_PORT": str(free_port()),
         "LAKEHOUSE_CDC_CONNECT_PORT": str(free_port()),
+        "LAKEHOUSE_CDC_REGISTRY_PORT": str(free_port()),
+        # ems's connector writes Avro through Apicurio Registry, ecomm's JSON: both
+        # formats on the one chain.
+        "LAKEHOUSE_SOURCE_KAFKA_FORMATS": os.environ.get(
+            "LAKEHOUSE_SOURCE_KAFKA_FORMATS", '{"ems": "avro"}'
+        ),
         # Not the defaults of conf/lakehouse.yml: ingestion, dbt (sources, schemas,
         # docs) and the dashboard of the whole run must take the names from the
         # settings alone (tests/dashboard checks no default name shows up).

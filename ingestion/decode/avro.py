@@ -17,7 +17,7 @@ import io
 import json
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -156,6 +156,41 @@ def _record_row(path: str, line: int, record: Any, connect_schema: str) -> AvroR
     except (TypeError, ValueError, OverflowError) as error:
         return (path, line, str(record)[:RAW_SAMPLE_BYTES], None, f"Avro record: {error}")
     return (path, line, raw, connect_schema, None)
+
+
+def decode_framed(
+    records: Iterable[tuple[str, int, bytes | None, int | None]], schemas: dict[int, str]
+) -> Iterator[AvroRow]:
+    """Schemaless Avro bodies (Kafka records), each with the global id of its writer schema.
+
+    A record whose id is None is a Debezium tombstone when it has no value, and
+    otherwise no Apicurio-framed Avro: it goes on as a text line, for the JSON
+    decoder to read (a topic switched from JsonConverter to Avro holds both)
+    or to quarantine. With no id header the id is the 8 bytes after the
+    leading 0 (sources/kafka.py).
+    """
+    from fastavro import parse_schema, schemaless_reader
+
+    parsed: dict[int, tuple[Any, str]] = {}
+    for path, line, value, global_id in records:
+        if value is None:
+            yield (path, line, "null", None, None)
+            continue
+        if global_id is None:
+            yield (path, line, value.decode("utf-8", errors="replace"), None, None)
+            continue
+        if global_id not in parsed:
+            schema = json.loads(schemas[global_id])
+            connect = json.dumps(avro_to_connect(schema), separators=(",", ":"))
+            parsed[global_id] = (parse_schema(schema), connect)
+        writer, connect_schema = parsed[global_id]
+        try:
+            record = schemaless_reader(io.BytesIO(value), writer)
+        except Exception as error:  # a body its schema cannot read: quarantined, not fatal
+            sample = base64.b64encode(value[:RAW_SAMPLE_BYTES]).decode()
+            yield (path, line, sample, None, f"Avro record with schema id {global_id}: {error}")
+            continue
+        yield _record_row(path, line, record, connect_schema)
 
 
 def _first_block(data: bytes, sync: bytes) -> int:

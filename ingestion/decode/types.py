@@ -353,17 +353,23 @@ def resolve_columns(
     return columns
 
 
-def avro_to_connect(schema: dict | str | list) -> dict:
-    """Translate an Avro schema written by Confluent's AvroConverter back to Connect's.
+def avro_to_connect(schema: dict | str | list, named: dict[str, dict] | None = None) -> dict:
+    """Translate an Avro schema written by a Connect AvroConverter back to Connect's.
 
-    The S3 sink's Avro files keep Connect's logical names in `connect.name` and
-    `connect.parameters`; mapping them back lets Avro share the JSON decoder.
+    The S3 sink's Avro files and Apicurio's converter keep Connect's logical
+    names in `connect.name` and `connect.parameters`; mapping them back lets
+    Avro share the JSON decoder. A record named once is referenced by its full
+    name afterwards (a Debezium envelope's `after` names `before`'s type):
+    `named` holds those seen so far.
     """
+    named = {} if named is None else named
     if isinstance(schema, list):
         non_null = [s for s in schema if s != "null"]
-        connect = avro_to_connect(non_null[0]) if non_null else {"type": "string"}
+        connect = avro_to_connect(non_null[0], named) if non_null else {"type": "string"}
         return {**connect, "optional": True}
     if isinstance(schema, str):
+        if schema in named:
+            return {**named[schema], "optional": False}
         return {"type": _AVRO_PRIMITIVES.get(schema, "string"), "optional": False}
     avro_type = schema.get("type")
     out: dict = {"optional": False}
@@ -380,14 +386,24 @@ def avro_to_connect(schema: dict | str | list) -> dict:
     if avro_type == "record":
         out["type"] = "struct"
         out["fields"] = [
-            {**avro_to_connect(f["type"]), "field": f["name"]} for f in schema.get("fields", [])
+            {**avro_to_connect(f["type"], named), "field": f["name"]}
+            for f in schema.get("fields", [])
         ]
+        # By full name; by its bare name too, as a reference inside its namespace may be.
+        named[_full_name(schema)] = out
+        named.setdefault(schema.get("name", ""), out)
     elif isinstance(avro_type, dict | list):
-        out.update(avro_to_connect(avro_type))
+        out.update(avro_to_connect(avro_type, named))
     else:
         connect_type = schema.get("connect.type") or _AVRO_PRIMITIVES.get(avro_type, "string")
         out["type"] = connect_type
     return out
+
+
+def _full_name(record: dict) -> str:
+    name = record.get("name", "")
+    namespace = record.get("namespace")
+    return name if "." in name or not namespace else f"{namespace}.{name}"
 
 
 _AVRO_PRIMITIVES = {

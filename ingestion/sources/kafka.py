@@ -9,6 +9,13 @@ that crashes re-reads exactly the same records. Records become landing lines
 line (JsonConverter's schema + payload), a null value (Debezium's tombstone
 after a delete) the line `null`, which the decoder skips as a tombstone; the
 key is not needed, the envelope carries the row's key columns.
+
+A source whose connector writes Avro (Apicurio Registry's AvroConverter) gets
+the registry's API URL: each record's writer schema is named by a global id
+(sources/schema_registry.py); the ids of a batch are collected first, their
+schemas fetched on the driver (an unknown id or an unreachable registry fails
+the run before anything is written), and the executors decode the bodies
+into the same lines as the Avro landing files (decode/avro.py).
 """
 
 from __future__ import annotations
@@ -19,12 +26,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ingestion.checkpoint import Checkpoint
+from ingestion.decode.avro import decode_framed
+from ingestion.decode.events import LINE_SCHEMA
 from ingestion.errors import UserError
 from ingestion.sources.base import SourceBatch
+from ingestion.sources.schema_registry import MAGIC_BYTE, VALUE_ID_HEADER, writer_schemas
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +81,18 @@ class KafkaSource:
     """The `Source` of one Kafka topic."""
 
     def __init__(
-        self, spark: SparkSession, servers: str, topic: str, options: Mapping[str, str]
+        self,
+        spark: SparkSession,
+        servers: str,
+        topic: str,
+        options: Mapping[str, str],
+        registry: str | None = None,
     ) -> None:
         self.spark = spark
         self.servers = servers
         self.topic = topic
         self.options = dict(options)
+        self.registry = registry  # the schema registry's API URL when the topic is Avro
 
     def bounds(self) -> dict[int, tuple[int, int]]:
         """(earliest, end) offset of each partition; no partitions while the topic is absent."""
@@ -120,6 +136,19 @@ class KafkaSource:
 
     def read(self, batch: SourceBatch[OffsetRange]) -> DataFrame:
         """The batch's records as landing lines: file kafka://topic/partition, line = offset."""
+        records = self._records(batch)
+        where = F.concat(F.lit(f"kafka://{self.topic}/"), F.col("partition").cast("string"))
+        if self.registry is not None:
+            return self._avro_lines(records.select(where.alias("file"), "*"))
+        return records.select(
+            where.alias("file"),
+            F.col("offset").cast("bigint").alias("line"),
+            F.coalesce(F.col("value").cast("string"), F.lit("null")).alias("raw"),
+            F.lit(None).cast("string").alias("schema"),
+            F.lit(None).cast("string").alias("error"),
+        )
+
+    def _records(self, batch: SourceBatch[OffsetRange]) -> DataFrame:
         starting = {self.topic: {str(r.partition): r.start for r in batch.items}}
         ending = {self.topic: {str(r.partition): r.end for r in batch.items}}
         reader = (
@@ -128,16 +157,41 @@ class KafkaSource:
             .option("assign", json.dumps({self.topic: [r.partition for r in batch.items]}))
             .option("startingOffsets", json.dumps(starting))
             .option("endingOffsets", json.dumps(ending))
+            .option("includeHeaders", str(self.registry is not None).lower())
         )
         for key, value in self.options.items():
             reader = reader.option(f"kafka.{key}", value)
-        records = reader.load()
-        return records.select(
-            F.concat(F.lit(f"kafka://{self.topic}/"), F.col("partition").cast("string")).alias(
-                "file"
-            ),
-            F.col("offset").cast("bigint").alias("line"),
-            F.coalesce(F.col("value").cast("string"), F.lit("null")).alias("raw"),
-            F.lit(None).cast("string").alias("schema"),
-            F.lit(None).cast("string").alias("error"),
+        return reader.load()
+
+    def _avro_lines(self, records: DataFrame) -> DataFrame:
+        """Apicurio-framed records decoded with their writer schemas from the registry."""
+        framed = records.select(
+            "file", F.col("offset").cast("bigint").alias("line"), *framing(F.col("value"))
         )
+        ids = [row.global_id for row in framed.select("global_id").distinct().collect()]
+        schemas = writer_schemas(self.registry, [i for i in ids if i is not None])
+        rows = framed.rdd.map(tuple).mapPartitions(lambda part: decode_framed(part, schemas))
+        return self.spark.createDataFrame(rows, LINE_SCHEMA)
+
+
+def framing(value: Column) -> list[Column]:
+    """The Avro body and its schema's global id: from the id header, else from the prefix.
+
+    The converter's default puts the id in a header and the body alone in the
+    value; with headers off the value is a 0 byte, the id's 8 bytes, the body.
+    """
+    ids = F.filter("headers", lambda h: h["key"] == VALUE_ID_HEADER)
+    header = F.try_element_at(ids, F.lit(1))["value"]
+    prefixed = value.isNotNull() & (F.substring(value, 1, 1) == F.lit(bytearray([MAGIC_BYTE])))
+    return [
+        F.when(header.isNotNull() | ~prefixed, value)
+        .otherwise(F.expr("substring(value, 10)"))
+        .alias("body"),
+        F.when(header.isNotNull(), _long(header))
+        .when(prefixed, _long(F.substring(value, 2, 8)))
+        .alias("global_id"),
+    ]
+
+
+def _long(big_endian: Column) -> Column:
+    return F.conv(F.hex(big_endian), 16, 10).cast("bigint")

@@ -73,19 +73,22 @@ class TopicReader:
     def _partitions(self, topic: str) -> list[TopicPartition]:
         return [TopicPartition(topic, p) for p in self.consumer.partitions_for_topic(topic) or ()]
 
-    def key(self, topic: str) -> bytes | None:
-        """The first non-null key among the topic's earliest records.
+    def key(self, topic: str) -> tuple[bytes | None, dict[str, bytes]]:
+        """The first non-null key among the topic's earliest records, with its record's headers.
 
         b"" when the topic has no record yet, None when its records have no key.
         """
         partitions = self._partitions(topic)
         if not partitions:
-            return b""
+            return b"", {}
         self.consumer.assign(partitions)
         self.consumer.seek_to_beginning(*partitions)
         polled = self.consumer.poll(timeout_ms=TIMEOUT_MS, max_records=50)
-        keys = [record.key for records in polled.values() for record in records]
-        return next((key for key in keys if key), None if keys else b"")
+        records = [record for batch in polled.values() for record in batch]
+        keyed = next((record for record in records if record.key), None)
+        if keyed is None:
+            return (None if records else b""), {}
+        return keyed.key, dict(keyed.headers or [])
 
     def bounds(self, topic: str) -> dict[int, tuple[int, int]]:
         """(earliest, end) offset of each partition, as kafka.py's `bounds` reads them."""

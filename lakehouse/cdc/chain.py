@@ -1,5 +1,10 @@
 """The live CDC chain: PostgreSQL (ems), MariaDB (ecomm), a KRaft Kafka broker, Kafka Connect.
 
+With a source on Avro (`source_kafka_formats`), Apicurio Registry runs too,
+before Connect, its schemas in an H2 database file under `home`: a record
+names its schema by id, so the ids must outlive a registry restart as the
+topics do (production keeps them in PostgreSQL or a Kafka topic).
+
 `up` creates what is missing (database clusters, the broker's storage, the
 worker's properties), starts each process with the local stack's helpers
 (lakehouse/stack.py: pid files, health checks with a deadline, stop by pid),
@@ -12,13 +17,16 @@ Connect first so no connector outlives its database. Everything binds
 from __future__ import annotations
 
 import base64
+import json
 import signal
 import socket
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from ingestion.config import load_document
 from ingestion.settings import LOOPBACK, PROJECT_DIR, Settings, settings
 from lakehouse import stack
 from lakehouse.cdc import connectors, databases
@@ -28,6 +36,11 @@ CONF_DIR = PROJECT_DIR / "conf" / "cdc"
 KAFKA_CLASS = "kafka.Kafka"
 CONNECT_CLASS = "org.apache.kafka.connect.cli.ConnectDistributed"
 STORAGE_CLASS = "kafka.tools.StorageTool"
+# A smaller connection pool than its 20 (its own settings are the %prod ones).
+REGISTRY_OPTIONS = [
+    "-D%prod.quarkus.datasource.jdbc.initial-size=2",
+    "-D%prod.quarkus.datasource.jdbc.min-size=2",
+]
 
 
 def cdc_home(conf: Settings) -> Path:
@@ -37,6 +50,47 @@ def cdc_home(conf: Settings) -> Path:
 def kafka_jars(conf: Settings) -> Path:
     """The broker's and worker's class path (jvm/cdc/pom.xml, profile kafka)."""
     return conf.cdc_jars / "kafka"
+
+
+def registry_app(conf: Settings) -> Path:
+    """Apicurio Registry's Quarkus runner, built by `make setup` (jvm/registry/pom.xml)."""
+    return conf.cdc_jars.parent / "registry" / "quarkus-app" / "quarkus-run.jar"
+
+
+def registry_wanted() -> bool:
+    """A registry runs with the chain when a source's connector writes Avro."""
+    return any(s.kafka_format == "avro" for s in load_document().sources.values())
+
+
+def _registry_api(conf: Settings) -> str:
+    """The chain's own registry (not `schema_registry_url`, which may name another)."""
+    return f"http://{LOOPBACK}:{conf.cdc_registry_port}/apis/registry/v2"
+
+
+def registry_health(conf: Settings) -> None:
+    """The registry answers its system info with its name."""
+    with urllib.request.urlopen(f"{_registry_api(conf)}/system/info", timeout=5) as response:
+        info = json.load(response)
+    if "name" not in info:
+        raise StackError(f"unexpected answer from the schema registry: {info!r}")
+
+
+def registry_first_schema(conf: Settings) -> None:
+    """Register one schema before any connector registers theirs.
+
+    The registry's H2 storage creates its id sequences on the first
+    registration; two connectors registering their first schemas at once race
+    on that insert, and one fails its task (a lock timeout) mid-snapshot. A
+    schema of the chain's own, in a group of its own, creates them first.
+    """
+    request = urllib.request.Request(
+        f"{_registry_api(conf)}/groups/lakehouse.chain/artifacts?ifExists=RETURN_OR_UPDATE",
+        data=b'{"type": "string"}',
+        method="POST",
+        headers={"Content-Type": "application/json", "X-Registry-ArtifactId": "chain-started"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        json.load(response)
 
 
 def check_jars(conf: Settings) -> None:
@@ -50,6 +104,11 @@ def check_jars(conf: Settings) -> None:
             raise StackError(
                 f"no {pattern} in {folder}: run `make setup` to fetch them (jvm/cdc/pom.xml)"
             )
+    if registry_wanted() and not registry_app(conf).exists():
+        raise StackError(
+            f"no {registry_app(conf)}: run `make setup` to build Apicurio Registry "
+            "(jvm/registry/pom.xml)"
+        )
 
 
 def _java(conf: Settings, main_class: str, *args: str) -> list[str]:
@@ -160,10 +219,36 @@ def _tcp(port: int) -> Callable[[], None]:
     return check
 
 
-def services(conf: Settings) -> list[Service]:
-    """The chain's processes, in start order."""
+def registry_service(conf: Settings) -> Service:
+    """Apicurio Registry on loopback, its schemas in an H2 file of the chain's home."""
+    home = cdc_home(conf) / "registry"
+    return Service(
+        name="cdc-registry",
+        marker=f"-Dlakehouse.home={home}",
+        port=conf.cdc_registry_port,
+        command=[
+            "java",
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            f"-Dlakehouse.home={home}",  # read by no one: the marker that tells it is ours
+            f"-Dquarkus.http.host={LOOPBACK}",
+            f"-Dquarkus.http.port={conf.cdc_registry_port}",
+            *REGISTRY_OPTIONS,
+            "-jar",
+            str(registry_app(conf)),
+        ],
+        health=lambda: registry_health(conf),
+        port_setting="LAKEHOUSE_CDC_REGISTRY_PORT",
+        # Registrations wait for each other's locks rather than fail after H2's 1 s.
+        env={"REGISTRY_DATASOURCE_URL": f"jdbc:h2:file:{home / 'schemas'};LOCK_TIMEOUT=30000"},
+    )
+
+
+def services(conf: Settings, every: bool = False) -> list[Service]:
+    """The chain's processes, in start order; `every`: the registry even when unused."""
     kafka_home = cdc_home(conf) / "kafka"
     connect_home = cdc_home(conf) / "connect"
+    registry = [registry_service(conf)] if every or registry_wanted() else []
     return [
         Service(
             name="cdc-postgres",
@@ -190,6 +275,7 @@ def services(conf: Settings) -> list[Service]:
             health=_tcp(conf.cdc_kafka_port),
             port_setting="LAKEHOUSE_CDC_KAFKA_PORT",
         ),
+        *registry,
         Service(
             name="cdc-connect",
             marker=str(connect_home / "worker.properties"),
@@ -221,6 +307,8 @@ def up(conf: Settings | None = None, log: Callable[[str], None] = print) -> None
         log(f"{service.name}: healthy on {LOOPBACK}:{service.port}")
         if service.name == "cdc-mariadb":
             databases.create_source_databases(conf)
+        if service.name == "cdc-registry":
+            registry_first_schema(conf)
     for name in connectors.register_all(conf):
         log(f"connector {name}: registered")
     connectors.wait_running(conf, deadline, log)
@@ -237,9 +325,11 @@ def start_service(name: str, conf: Settings, log: Callable[[str], None] = print)
 def down(conf: Settings | None = None, log: Callable[[str], None] = print) -> None:
     """Stop what `up` started, in reverse order (Connect before the broker and databases)."""
     conf = conf or settings()
-    for service in reversed(services(conf)):
+    wanted = {s.name for s in services(conf)}
+    for service in reversed(services(conf, every=True)):
         stopped = stack.stop(service, conf)
-        log(f"{service.name}: {'stopped' if stopped else 'not running'}")
+        if stopped or service.name in wanted:  # a registry no source uses goes unmentioned
+            log(f"{service.name}: {'stopped' if stopped else 'not running'}")
 
 
 def status(conf: Settings | None = None, log: Callable[[str], None] = print) -> bool:

@@ -98,6 +98,24 @@ def table_include_list(source: Source, config: dict[str, str], document: TableDo
     return ",".join(entry.replace(",", "\\,") for entry in entries)
 
 
+AVRO_CONVERTER = "io.apicurio.registry.utils.converter.AvroConverter"
+
+
+def avro_converters(conf: Settings) -> dict[str, str]:
+    """Keys and values as Avro, their schemas registered in Apicurio Registry.
+
+    Set on the connector, over the worker's JsonConverter, so that one source
+    can write Avro while another writes JSON. Each new schema (a column added
+    at the source) is registered as a new version under `<topic>-value`.
+    """
+    config = {}
+    for part in ("key", "value"):
+        config[f"{part}.converter"] = AVRO_CONVERTER
+        config[f"{part}.converter.apicurio.registry.url"] = conf.registry_url
+        config[f"{part}.converter.apicurio.registry.auto-register"] = "true"
+    return config
+
+
 def connector_configs(conf: Settings) -> dict[str, dict[str, str]]:
     """Each connector file's config, placeholders filled from the settings and tables.yml."""
     values = {
@@ -117,6 +135,8 @@ def connector_configs(conf: Settings) -> dict[str, dict[str, str]]:
         source = document.sources.get(path.name.split("-", 1)[0])
         if source is not None and source.include:
             config["table.include.list"] = table_include_list(source, config, document)
+        if source is not None and source.kafka_format == "avro":
+            config |= avro_converters(conf)
         configs[file["name"]] = config
     return configs
 

@@ -16,8 +16,9 @@ from contextlib import closing
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from ingestion.config import load_document
+from ingestion.plan import kafka_source
 from ingestion.settings import Settings
-from ingestion.sources.kafka import KafkaSource
 from lakehouse.cdc import connectors, databases
 from lakehouse.stack import StackError
 
@@ -40,7 +41,8 @@ def write_markers(conf: Settings) -> dict[str, int]:
 
 
 def _published(spark: SparkSession, conf: Settings, topic: str, token: int) -> bool:
-    source = KafkaSource(spark, conf.kafka_servers, topic, conf.kafka_options)
+    system = next(name for name, marker_topic in TOPICS.items() if marker_topic == topic)
+    source = kafka_source(spark, conf, topic, load_document().sources[system])
     batch = source.pending({})
     if batch.empty:
         return False

@@ -122,6 +122,20 @@ def test_the_connectors_choose_exact_values() -> None:
     assert not [v for c in configs.values() for v in c.values() if "${" in v]
 
 
+def test_an_avro_source_s_connector_writes_avro_through_the_registry() -> None:
+    """The suite's chain: ems on Avro (tests/conftest.py); ecomm on the worker's JSON unless
+    LAKEHOUSE_SOURCE_KAFKA_FORMATS says otherwise."""
+    conf = settings()
+    assert conf.source_kafka_formats.get("ems") == "avro"
+    configs = connectors.connector_configs(conf)
+    api = f"http://127.0.0.1:{conf.cdc_registry_port}/apis/registry/v2"
+    ecomm_avro = conf.source_kafka_formats.get("ecomm") == "avro"
+    for part in ("key", "value"):
+        assert configs["tickit-ems"][f"{part}.converter"] == connectors.AVRO_CONVERTER
+        assert configs["tickit-ems"][f"{part}.converter.apicurio.registry.url"] == api
+        assert (f"{part}.converter" in configs["tickit-ecomm"]) == ecomm_avro
+
+
 def test_only_the_table_configs_booleans_become_booleans() -> None:
     """TINYINT(1) is a boolean only where conf/tables.yml says so: ecomm.date.holiday."""
     ecomm = connectors.connector_configs(settings())["tickit-ecomm"]

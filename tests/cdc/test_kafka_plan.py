@@ -54,6 +54,19 @@ def test_source_kinds_setting_overrides_the_table_config(monkeypatch) -> None:
     }  # fmt: skip
 
 
+def test_source_kafka_formats_setting_overrides_the_table_config(monkeypatch) -> None:
+    patched = dataclasses.replace(
+        settings(), source_kafka_formats={"ecomm": "avro", "another_project_s": "avro"}
+    )
+    monkeypatch.setattr(config, "settings", lambda: patched)
+    formats = {t.source.name: t.source.kafka_format for t in load_tables().values()}
+    assert formats == {"ems": "json", "ecomm": "avro", "crm": "json"}
+    patched = dataclasses.replace(settings(), source_kafka_formats={"ems": "protobuf"})
+    monkeypatch.setattr(config, "settings", lambda: patched)
+    with pytest.raises(ConfigError, match="'protobuf' is not one of json, avro"):
+        load_tables()
+
+
 def test_unknown_source_or_kind_is_a_config_error(monkeypatch) -> None:
     _with_kinds(monkeypatch, {"erp": "kafka"})
     with pytest.raises(ConfigError, match="names unknown source"):

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from contextlib import closing
 from pathlib import Path
@@ -27,7 +28,7 @@ from ingestion.config import load_tables
 from ingestion.engine import ingest
 from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
 from ingestion.settings import settings
-from ingestion.sources.kafka import KafkaSource
+from ingestion.sources.kafka import KafkaSource, framing
 from lakehouse import stack
 from lakehouse.cdc import chain, connectors, markers, sql
 from lakehouse.cdc.generate import GenerateOptions, generate
@@ -269,17 +270,21 @@ def _kill_9(name: str) -> None:
     _wait_gone(pid)
 
 
-def _ingest_killed_mid_commit(table: str) -> None:
-    """`lakehouse ingest` of one table from Kafka, SIGKILLed once its changelog write starts."""
-    before = _inflight(f"{table}_changelog")
-    env = {
+def _kafka_env() -> dict[str, str]:
+    """`lakehouse` in a process of its own, on the chain's topics and bronze database."""
+    return {
         **os.environ,
         "LAKEHOUSE_BRONZE_DATABASE": DATABASE,
         "LAKEHOUSE_SOURCE_KINDS": json.dumps({"ems": "kafka", "ecomm": "kafka"}),
     }
+
+
+def _ingest_killed_mid_commit(table: str) -> None:
+    """`lakehouse ingest` of one table from Kafka, SIGKILLed once its changelog write starts."""
+    before = _inflight(f"{table}_changelog")
     process = subprocess.Popen(
         [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", table],
-        env=env,
+        env=_kafka_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # one kill takes the Python driver and its JVM
@@ -318,6 +323,81 @@ def test_faults_with_real_components(spark, live_chain: Live) -> None:
     for table in live_chain.tables:
         changelog = bronze(spark, table.changelog_name)
         assert changelog.count() == changelog.select("_cdc_event_id").distinct().count()
+
+
+def _registry(path: str) -> Any:
+    with urllib.request.urlopen(settings().registry_url + path, timeout=10) as response:
+        return json.load(response)
+
+
+def _change_venue(statement: str) -> Any:
+    """One statement on ems's venue table, committed; its first row, if it returns rows."""
+    table = TABLES["venue"]
+    dialect = sql.dialect_of(table)
+    with closing(connect(settings(), table)) as connection, connection.cursor() as cursor:
+        cursor.execute(statement.format(table=dialect.table(table)))
+        first = cursor.fetchone() if cursor.description else None
+        connection.commit()
+    return first
+
+
+def test_a_column_added_between_two_changes_is_a_new_version_read_in_one_batch(
+    spark, live_chain: Live
+) -> None:
+    """Issue 59, acceptance 2: ems writes Avro; an update, ADD COLUMN, an update, then
+    one ingestion: the registry holds a new version, and the batch decodes both."""
+    assert load_tables()["venue"].source.kafka_format == "avro"
+    versions = "/groups/default/artifacts/tickit.ems.venue-value/versions"
+    known = [v["globalId"] for v in _registry(versions)["versions"]]
+    (key,) = _change_venue("select min(venueid) from {table}")
+    _change_venue(f"update {{table}} set venueseats = venueseats + 1 where venueid = {key}")
+    _change_venue("alter table {table} add column venuephone varchar(20)")
+    _change_venue(f"update {{table}} set venuephone = '555', venueseats = 7 where venueid = {key}")
+    markers.wait_published(spark, settings(), markers.write_markers(settings()))
+    run = publish_and_ingest(spark, live_chain)
+
+    ids = [v["globalId"] for v in _registry(versions)["versions"]]
+    new = [i for i in ids if i not in known]
+    assert len(new) == 1 and "venuephone" in json.dumps(_registry(f"/ids/globalIds/{new[0]}"))
+    records = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", settings().kafka_servers)
+        .option("subscribe", "tickit.ems.venue")
+        .option("includeHeaders", "true")
+        .load()
+    )
+    framed = records.select(*framing(records["value"]))
+    assert {known[-1], new[0]} <= {r.global_id for r in framed.distinct().collect()}
+    assert run.quarantined == 0, quarantine_reasons(spark)
+    row = bronze(spark, "venue").where(f"venueid = {key}").select("venuephone", "venueseats")
+    assert tuple(row.first()) == ("555", 7)
+    assert_bronze_equals_database(spark, live_chain)
+
+
+def test_registry_stopped_is_one_line_nothing_committed_then_exact(spark, live_chain: Live) -> None:
+    """Issue 59, acceptance 3: a new process cannot read ems's Avro without the registry."""
+    conf = settings()
+    live_chain.workloads.append(
+        run_workload(WorkloadOptions(transactions=20, seed=31), conf, _quiet)
+    )
+    markers.wait_published(spark, conf, markers.write_markers(conf))
+    registry = next(s for s in chain.services(conf) if s.name == "cdc-registry")
+    ems = [t.name for t in live_chain.tables if t.source.kafka_format == "avro"]
+    commits = {name: _commit_count(spark, name) for name in ems}
+    assert stack.stop(registry, conf)
+    failed = subprocess.run(
+        [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", ",".join(ems)],
+        env=_kafka_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    chain.start_service("cdc-registry", conf, _quiet)
+    assert failed.returncode == 2, failed.stderr[-2000:]
+    error = failed.stderr.strip().splitlines()
+    assert f"schema registry at {conf.registry_url} did not answer" in error[-1], error
+    assert "Traceback" not in failed.stderr
+    assert {name: _commit_count(spark, name) for name in ems} == commits
+    run = publish_and_ingest(spark, live_chain)
+    assert run.quarantined == 0, quarantine_reasons(spark)
+    assert_bronze_equals_database(spark, live_chain)
 
 
 def test_dbt_build_passes_on_the_live_bronze(spark, live_chain: Live, tmp_path: Path) -> None:

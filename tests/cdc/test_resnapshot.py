@@ -43,7 +43,13 @@ NARROWED = {
 def table(source: str, connector: str, name: str) -> TableConfig:
     return TableConfig(
         name=name,
-        source=Source(source, connector, kind="kafka", topic_prefix="tickit"),
+        source=Source(
+            source,
+            connector,
+            kind="kafka",
+            kafka_format=settings().source_kafka_formats.get(source, "json"),  # as the chain's
+            topic_prefix="tickit",
+        ),
         topic=f"tickit.{source}.{name}",
         key=("id",),
         database=DATABASE,
