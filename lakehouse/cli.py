@@ -318,6 +318,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.live:
         from lakehouse import live_job
 
+        if args.change_batches is not None:
+            raise UserError("--change-batches is for generated CDC: --live runs a workload instead")
+
         return live_job.run_live_job(scale=args.scale, log=output.say)
     from lakehouse import main_job
 
@@ -334,8 +337,7 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--change-batches",
         type=int,
-        help="change batches generated after the snapshot (default: as `cdc generate`; "
-        "not with --live)",
+        help="change batches generated after the snapshot (default: as `cdc generate`)",
     )
     parser.add_argument(
         "--live",

@@ -190,3 +190,11 @@ def test_verbose_turns_only_the_projects_loggers_to_debug() -> None:
     cli._configure_logging(False)
     assert logging.getLogger("ingestion").level == logging.NOTSET
     assert logging.getLogger("py4j").getEffectiveLevel() >= logging.WARNING
+
+
+def test_run_live_with_change_batches_is_one_line(capsys) -> None:
+    """`--change-batches` sizes generated CDC; on the live chain a workload makes the changes."""
+    assert cli.main(["run", "--live", "--change-batches", "1"]) == cli.EXIT_USER_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: --change-batches is for generated CDC: --live runs a workload instead"
+    ]
