@@ -1,9 +1,10 @@
 """The live CDC chain: PostgreSQL (ems), MariaDB (ecomm), a KRaft Kafka broker, Kafka Connect.
 
 With a source on Avro (`source_kafka_formats`), Apicurio Registry runs too,
-before Connect, its schemas in an H2 database file under `home`: a record
-names its schema by id, so the ids must outlive a registry restart as the
-topics do (production keeps them in PostgreSQL or a Kafka topic).
+before Connect, its schemas in a database of the chain's own PostgreSQL: a
+record names its schema by id, so the ids must outlive a registry restart as
+the topics do, and two connectors register their first schemas at once
+(decision 0024).
 
 `up` creates what is missing (database clusters, the broker's storage, the
 worker's properties), starts each process with the local stack's helpers
@@ -73,24 +74,6 @@ def registry_health(conf: Settings) -> None:
         info = json.load(response)
     if "name" not in info:
         raise StackError(f"unexpected answer from the schema registry: {info!r}")
-
-
-def registry_first_schema(conf: Settings) -> None:
-    """Register one schema before any connector registers theirs.
-
-    The registry's H2 storage creates its id sequences on the first
-    registration; two connectors registering their first schemas at once race
-    on that insert, and one fails its task (a lock timeout) mid-snapshot. A
-    schema of the chain's own, in a group of its own, creates them first.
-    """
-    request = urllib.request.Request(
-        f"{_registry_api(conf)}/groups/lakehouse.chain/artifacts?ifExists=RETURN_OR_UPDATE",
-        data=b'{"type": "string"}',
-        method="POST",
-        headers={"Content-Type": "application/json", "X-Registry-ArtifactId": "chain-started"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        json.load(response)
 
 
 def check_jars(conf: Settings) -> None:
@@ -220,7 +203,7 @@ def _tcp(port: int) -> Callable[[], None]:
 
 
 def registry_service(conf: Settings) -> Service:
-    """Apicurio Registry on loopback, its schemas in an H2 file of the chain's home."""
+    """Apicurio Registry on loopback, its schemas in the chain's PostgreSQL."""
     home = cdc_home(conf) / "registry"
     return Service(
         name="cdc-registry",
@@ -239,8 +222,14 @@ def registry_service(conf: Settings) -> Service:
         ],
         health=lambda: registry_health(conf),
         port_setting="LAKEHOUSE_CDC_REGISTRY_PORT",
-        # Registrations wait for each other's locks rather than fail after H2's 1 s.
-        env={"REGISTRY_DATASOURCE_URL": f"jdbc:h2:file:{home / 'schemas'};LOCK_TIMEOUT=30000"},
+        env={
+            "REGISTRY_DATASOURCE_URL": (
+                f"jdbc:postgresql://{LOOPBACK}:{conf.cdc_postgres_port}/"
+                f"{databases.REGISTRY_DATABASE}"
+            ),
+            "REGISTRY_DATASOURCE_USERNAME": databases.PG_USER,
+            "REGISTRY_DATASOURCE_PASSWORD": "",
+        },
     )
 
 
@@ -307,8 +296,6 @@ def up(conf: Settings | None = None, log: Callable[[str], None] = print) -> None
         log(f"{service.name}: healthy on {LOOPBACK}:{service.port}")
         if service.name == "cdc-mariadb":
             databases.create_source_databases(conf)
-        if service.name == "cdc-registry":
-            registry_first_schema(conf)
     for name in connectors.register_all(conf):
         log(f"connector {name}: registered")
     connectors.wait_running(conf, deadline, log)

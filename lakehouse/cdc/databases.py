@@ -29,6 +29,8 @@ from lakehouse.stack import StackError
 PG_DATABASE = "tickit"  # ems lives in its schema `ems` (tickit.ems.<table> topics)
 PG_SCHEMA = "ems"
 PG_USER = "postgres"
+# Apicurio Registry's schemas (lakehouse/cdc/chain.py); Debezium captures only tickit.
+REGISTRY_DATABASE = "registry"
 MARIADB_DATABASE = "ecomm"
 # Debezium's signalling table, in the schema (PostgreSQL) or database (MariaDB) of
 # the tables it signals for: the connectors' signal.data.collection. `lakehouse
@@ -199,18 +201,19 @@ def mariadb_root(conf: Settings) -> pymysql.Connection:
 
 
 def create_source_databases(conf: Settings) -> None:
-    """ecomm and the loopback account in MariaDB; the tickit database and ems schema in PG."""
+    """ecomm and the loopback account in MariaDB; tickit (schema ems) and registry in PG."""
     with closing(mariadb_root(conf)) as connection, connection.cursor() as cursor:
         cursor.execute(f"create database if not exists {MARIADB_DATABASE}")
         cursor.execute(f"create user if not exists '{MARIADB_USER}'@'{LOOPBACK}'")
         cursor.execute(f"grant all privileges on *.* to '{MARIADB_USER}'@'{LOOPBACK}'")
     with closing(postgres(conf, "postgres")) as connection:
         connection.autocommit = True
-        exists = connection.execute(
-            "select 1 from pg_database where datname = %s", (PG_DATABASE,)
-        ).fetchone()
-        if not exists:
-            connection.execute(f"create database {PG_DATABASE}")
+        for database in (PG_DATABASE, REGISTRY_DATABASE):
+            exists = connection.execute(
+                "select 1 from pg_database where datname = %s", (database,)
+            ).fetchone()
+            if not exists:
+                connection.execute(f"create database {database}")
     with closing(postgres(conf)) as connection:
         connection.execute(f"create schema if not exists {PG_SCHEMA}")
         connection.execute(
