@@ -30,7 +30,7 @@ from pathlib import Path
 from ingestion.config import load_document
 from ingestion.settings import LOOPBACK, PROJECT_DIR, Settings, settings
 from lakehouse import stack
-from lakehouse.cdc import connectors, databases
+from lakehouse.cdc import connectors, databases, markers
 from lakehouse.stack import Service, StackError
 
 CONF_DIR = PROJECT_DIR / "conf" / "cdc"
@@ -286,7 +286,8 @@ def prepare(conf: Settings, log: Callable[[str], None]) -> None:
 
 
 def up(conf: Settings | None = None, log: Callable[[str], None] = print) -> None:
-    """Start the chain, wait for each health check, then register the connectors."""
+    """Start the chain, wait for each health check, then register the connectors and wait
+    until each has published a marker (markers.wait_capturing)."""
     conf = conf or settings()
     prepare(conf, log)
     deadline = time.monotonic() + conf.start_timeout
@@ -299,7 +300,8 @@ def up(conf: Settings | None = None, log: Callable[[str], None] = print) -> None
     for name in connectors.register_all(conf):
         log(f"connector {name}: registered")
     connectors.wait_running(conf, deadline, log)
-    log("connectors: running")
+    markers.wait_capturing(conf, deadline, log)
+    log("connectors: running and capturing")
 
 
 def start_service(name: str, conf: Settings, log: Callable[[str], None] = print) -> None:

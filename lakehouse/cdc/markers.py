@@ -19,11 +19,14 @@ from pyspark.sql import functions as F
 from ingestion.config import load_document
 from ingestion.plan import kafka_source
 from ingestion.settings import Settings
+from ingestion.sources import kafka_client
 from lakehouse.cdc import connectors, databases
 from lakehouse.stack import StackError
 
 TABLE = databases.MARKER_TABLE
 TOPICS = {"ems": f"tickit.ems.{TABLE}", "ecomm": f"tickit.ecomm.{TABLE}"}
+# While `wait_capturing` waits, a marker is written again this often (seconds).
+REMARK_SECONDS = 5.0
 
 
 def write_markers(conf: Settings) -> dict[str, int]:
@@ -76,3 +79,39 @@ def wait_published(
         if waiting:
             time.sleep(0.5)
     return round(time.monotonic() - started, 2)
+
+
+def _records(reader: kafka_client.TopicReader) -> dict[str, int]:
+    """Each marker topic's end offsets summed: it grows with every published marker."""
+    return {t: sum(end for _, end in reader.bounds(t).values()) for t in TOPICS.values()}
+
+
+def wait_capturing(conf: Settings, deadline: float, log: Callable[[str], None] = print) -> None:
+    """Return once each connector has published a marker written after it started.
+
+    A connector reports RUNNING before its first snapshot has taken its log
+    position. A table created in between (a `cdc load` right after `up`) is
+    neither in the snapshot nor created in the log the connector streams, so
+    MariaDB's connector fails on the table's first row and its restart
+    snapshots again, without the deletes made meanwhile. A published marker
+    shows the position is taken; one written too early for its own table is
+    lost the same way, so the marker is written again while waiting, and a
+    task that fails on it is restarted (connectors.Restarter).
+    """
+    reader = kafka_client.TopicReader(conf.kafka_servers, conf.kafka_options)
+    restarter = connectors.Restarter(conf, log)
+    try:
+        before, marked = _records(reader), 0.0
+        while any(after <= before[t] for t, after in _records(reader).items()):
+            if time.monotonic() > deadline:
+                raise StackError(
+                    "the connectors published no marker in time; see `lakehouse cdc status` "
+                    "and `lakehouse cdc logs --service connect`"
+                )
+            if time.monotonic() - marked > REMARK_SECONDS:
+                write_markers(conf)
+                marked = time.monotonic()
+            restarter.check(connectors.states(conf))
+            time.sleep(0.5)
+    finally:
+        reader.close()

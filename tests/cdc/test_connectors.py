@@ -1,4 +1,5 @@
-"""Failed connector tasks are restarted, a few times, then reported with their trace.
+"""Failed connector tasks are restarted, a few times, then reported with their trace;
+`cdc up` waits until each connector has published a marker.
 
 Connect never restarts a failed task by itself, and Debezium's MariaDB 3.2 task
 can die after a broker restart (connectors.Restarter); the live chain's
@@ -24,7 +25,7 @@ import yaml
 from ingestion.config import TABLES_FILE, load_document, load_tables
 from ingestion.decode.types import FieldType
 from ingestion.settings import Settings, settings
-from lakehouse.cdc import connectors
+from lakehouse.cdc import connectors, markers
 from lakehouse.stack import StackError
 
 TRACE = (
@@ -67,7 +68,7 @@ class _Connect(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def connect(monkeypatch) -> Iterator[Settings]:
     """The stand-in on a loopback port, as the settings name it; no grace after a restart."""
-    _Connect.restarts = []
+    _Connect.restarts, _Connect.failures = [], 0
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Connect)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setattr(connectors, "RESTART_GRACE", 0.0)
@@ -93,6 +94,36 @@ def test_a_task_that_keeps_failing_ends_the_wait_with_its_trace(connect: Setting
         f"connector tickit-ecomm failed again after {connectors.MAX_RESTARTS} restarts: "
         f"{SHOWN}; see `lakehouse cdc logs --service connect`"
     )
+
+
+def _marker_topics(monkeypatch, published_from: int) -> list[int]:
+    """Markers written (their count); each topic holds one once `published_from` are written.
+
+    The first markers stand for ones written inside a snapshot's window: lost.
+    """
+    written: list[int] = []
+    monkeypatch.setattr(markers, "REMARK_SECONDS", 0.0)
+    monkeypatch.setattr(markers, "write_markers", lambda conf: written.append(1) or {})
+    monkeypatch.setattr(
+        markers,
+        "_records",
+        lambda reader: {t: int(len(written) >= published_from) for t in markers.TOPICS.values()},
+    )
+    return written
+
+
+def test_a_lost_marker_is_written_again_until_each_connector_publishes_one(
+    connect: Settings, monkeypatch
+) -> None:
+    written = _marker_topics(monkeypatch, published_from=2)
+    markers.wait_capturing(connect, time.monotonic() + 30, lambda _: None)
+    assert len(written) == 2
+
+
+def test_no_marker_published_in_time_is_one_line(connect: Settings, monkeypatch) -> None:
+    _marker_topics(monkeypatch, published_from=10_000)
+    with pytest.raises(StackError, match=r"^the connectors published no marker in time; see"):
+        markers.wait_capturing(connect, time.monotonic() + 1, lambda _: None)
 
 
 # The connector settings that keep values exact (docs/contracts.md, "Connector
