@@ -2,7 +2,9 @@
 
 Tables are registered once by location (`USING hudi LOCATION ...`); Hudi's
 catalog reads the schema and file listing from the table itself at query
-time, so every new commit and every added column is visible without a refresh.
+time, so every new commit and every added column is visible without a refresh;
+only a session that compacted a table itself drops what it had cached of it
+(`forget_listings`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,11 @@ from pyspark.sql import SparkSession
 
 from ingestion.errors import UserError
 from ingestion.paths import to_hadoop_uri
+
+# A merge-on-read bronze table's two views beside its own name, as Hudi's Hive
+# sync names them: `_rt` merges the log files (the snapshot, as the base name
+# does), `_ro` reads the base files alone, as of the last compaction.
+MERGE_ON_READ_VIEWS = {"_rt": False, "_ro": True}  # suffix -> read-optimized
 
 
 def ensure_database(spark: SparkSession, database: str, location: str) -> None:
@@ -62,3 +69,18 @@ def register(
         else f" options ('hoodie.query.as.ro.table' = '{str(read_optimized).lower()}')"
     )
     spark.sql(f"create table `{database}`.`{table}` using hudi location '{uri}'{options}")
+
+
+def forget_listings(spark: SparkSession, database: str, tables: list[str]) -> None:
+    """Drop this session's cached relations of `tables`, so their next query lists files anew.
+
+    A compaction through Hudi's procedure writes new base files without telling
+    the session's relation cache: a name read before it (`_ro` most visibly)
+    could keep answering from the files it listed then. Nothing is loaded here;
+    a name the session never read is a no-op.
+    """
+    cache = spark._jsparkSession.sessionState().catalog()
+    for table in tables:
+        cache.invalidateCachedTable(
+            spark._jvm.org.apache.spark.sql.catalyst.QualifiedTableName(database, table)
+        )

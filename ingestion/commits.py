@@ -275,18 +275,12 @@ def write_bronze(
     )
 
 
-# A merge-on-read bronze table's two views beside its own name, as Hudi's Hive
-# sync names them: `_rt` merges the log files (the snapshot, as the base name
-# does), `_ro` reads the base files alone, as of the last compaction.
-MERGE_ON_READ_VIEWS = {"_rt": False, "_ro": True}  # suffix -> read-optimized
-
-
 def register_tables(spark: SparkSession, conf: Settings, plan: TablePlan) -> None:
     """Catalog entries for the changelog and bronze tables (once; a no-op after)."""
     table = plan.table
     catalog.register(spark, table.database, table.changelog_name, plan.paths.changelog)
     catalog.register(spark, table.database, table.name, plan.paths.bronze)
     if bronze_layout(conf, plan).merge_on_read:
-        for suffix, read_optimized in MERGE_ON_READ_VIEWS.items():
+        for suffix, read_optimized in catalog.MERGE_ON_READ_VIEWS.items():
             name = table.name + suffix
             catalog.register(spark, table.database, name, plan.paths.bronze, read_optimized)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from ingestion import hudi_timeline, hudi_writer
+from ingestion import catalog, hudi_timeline, hudi_writer
 from ingestion.config import TableConfig
 from ingestion.locks import table_lock
 from ingestion.paths import table_path, to_hadoop_uri, to_local_path
@@ -156,7 +156,11 @@ def _compact(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
     _call(spark, "run_clean", table=f"{table.database}.{table.name}", options=_options(metadata))
     # Nothing to compact (a snapshot's base files and no log file yet) plans no compaction.
     after = hudi_timeline.timeline_files(spark, path)
-    return _count(after, "commit") > _count(files, "commit")
+    if _count(after, "commit") == _count(files, "commit"):
+        return False
+    names = [table.name, *(table.name + suffix for suffix in catalog.MERGE_ON_READ_VIEWS)]
+    catalog.forget_listings(spark, table.database, names)
+    return True
 
 
 def _cluster(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:

@@ -205,6 +205,8 @@ def check_state(
     args += ["--expected", str(landing.root / "_expected")]
     if ceiling is not None:
         args += ["--ceiling", str(ceiling / "lake")]
+    if contender.name == "ours":
+        args.append("--floor-reads")
     log = work / "logs" / f"verify-{contender.name}.log"
     try:
         run = run_measured(python_module("lakehouse.bench.verify", *args), process_env(), log)

@@ -114,6 +114,12 @@ def test_bench_ingest_times_ours_maintenance_apart_and_reads_on_both_sides(
     assert results["ratios"]["iceberg_mor"]["changes_maintained"] > 0
     assert "ours' maintenance (`lakehouse maintain`" in printed
     assert "with ours' maintenance amortized" in printed
+    # Hudi's cheaper reads of the merge-on-read `sales` alone, on both sides of maintenance.
+    for state in (before, ours["state"]["tables"]):
+        floors = {name for name, t in state.items() if t.get("floor_read_seconds")}
+        assert floors == {"sales"}
+        assert all(s > 0 for s in state["sales"]["floor_read_seconds"].values())
+    assert "read Hudi's cheaper ways, neither exact" in printed
 
 
 def test_bench_ingest_checks_every_final_state(ingest_results) -> None:

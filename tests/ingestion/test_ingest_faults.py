@@ -452,6 +452,11 @@ def test_merge_on_read_bronze_is_registered_with_its_ro_and_rt_views(
         "logged", "logged", snapshot,
     ]  # fmt: skip
     assert compacted(spark, conf, tables) == [True]
+    # The session forgot what it had listed of each name: the next query lists anew.
+    cached = spark._jsparkSession.sessionState().catalog()
+    for name in ("category", "category_rt", "category_ro"):
+        key = spark._jvm.org.apache.spark.sql.catalyst.QualifiedTableName("faults_views", name)
+        assert cached.getCachedTable(key) is None, name
     assert name_of_1("category_ro") == "logged"
     # A copy-on-write table has no views to add.
     cow = tables_for("faults_views", ("venue",))
