@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,16 +35,30 @@ from ingestion.decode.avro import decode_framed
 from ingestion.decode.events import LINE_SCHEMA
 from ingestion.errors import UserError
 from ingestion.sources.base import SourceBatch
-from ingestion.sources.schema_registry import MAGIC_BYTE, VALUE_ID_HEADER, writer_schemas
+from ingestion.sources.schema_registry import (
+    MAGIC_BYTE,
+    VALUE_ID_HEADER,
+    value_schema_id,
+    writer_schemas,
+)
 
 log = logging.getLogger(__name__)
 
 BYTES = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
 TIMEOUT_SECONDS = 30
+# How many records of a JSON topic's first batch are looked at for Avro framing
+# (a tombstone has no value to look at).
+PEEKED_RECORDS = 10
+# (brokers, topic) this process has found JSON in: looked at on its first batch only.
+_JSON_TOPICS: set[tuple[str, str]] = set()
 
 
 class KafkaUnavailable(UserError):
     """The brokers do not answer; the message names them and the fix."""
+
+
+class AvroReadAsJson(UserError):
+    """A topic read as JSON holds Avro records; nothing of the batch is committed."""
 
 
 @dataclass(frozen=True, order=True)
@@ -77,6 +92,51 @@ def plan_ranges(
     return SourceBatch(tuple(ranges), Checkpoint(topic, offsets))
 
 
+@dataclass(frozen=True)
+class TopicConsumer:
+    """A JVM Kafka consumer (py4j) and the topic it reads."""
+
+    jvm: Any
+    consumer: Any
+    topic: str
+
+    @property
+    def timeout(self) -> Any:
+        return self.jvm.java.time.Duration.ofSeconds(TIMEOUT_SECONDS)
+
+    def bounds(self) -> dict[int, tuple[int, int]]:
+        """(earliest, end) offset of each partition; none while the topic is absent."""
+        consumer, timeout = self.consumer, self.timeout
+        if not consumer.listTopics(timeout).containsKey(self.topic):
+            return {}
+        partitions = self.jvm.java.util.ArrayList()
+        for info in consumer.partitionsFor(self.topic, timeout):
+            partitions.add(self._partition(info.partition()))
+        earliest = consumer.beginningOffsets(partitions, timeout)
+        ends = consumer.endOffsets(partitions, timeout)
+        return {tp.partition(): (int(earliest.get(tp)), int(ends.get(tp))) for tp in partitions}
+
+    def values(self, start: OffsetRange) -> list[tuple[bytes, dict[str, bytes]]]:
+        """The first records' values from a range's start, each with its headers.
+
+        Tombstones (no value) are left out; at most `max.poll.records` are read.
+        """
+        where = self._partition(start.partition)
+        assigned = self.jvm.java.util.ArrayList()
+        assigned.add(where)
+        self.consumer.assign(assigned)
+        self.consumer.seek(where, start.start)
+        found = []
+        for record in self.consumer.poll(self.timeout).records(where):
+            if record.value() is not None:
+                headers = {h.key(): bytes(h.value() or b"") for h in record.headers().toArray()}
+                found.append((bytes(record.value()), headers))
+        return found
+
+    def _partition(self, partition: int) -> Any:
+        return self.jvm.org.apache.kafka.common.TopicPartition(self.topic, partition)
+
+
 class KafkaSource:
     """The `Source` of one Kafka topic."""
 
@@ -96,6 +156,35 @@ class KafkaSource:
 
     def bounds(self) -> dict[int, tuple[int, int]]:
         """(earliest, end) offset of each partition; no partitions while the topic is absent."""
+        with self._consumer() as consumer:
+            return consumer.bounds()
+
+    def pending(self, committed: Mapping[int, int]) -> SourceBatch[OffsetRange]:
+        with self._consumer() as consumer:
+            batch = plan_ranges(self.topic, consumer.bounds(), committed)
+            checked = (self.servers, self.topic) in _JSON_TOPICS
+            if self.registry is None and batch.items and not checked:
+                self._refuse_avro(consumer.values(batch.items[0]))
+        return batch
+
+    def _refuse_avro(self, values: list[tuple[bytes, dict[str, bytes]]]) -> None:
+        """Stop before reading Avro records as JSON text.
+
+        Each would be quarantined as not UTF-8 or not a JSON object, with its
+        offset committed past: a source whose `kafka_format` is left at its
+        default (json) while its connector writes Avro is one line instead.
+        """
+        if any(value_schema_id(value, headers) is not None for value, headers in values):
+            raise AvroReadAsJson(
+                f"topic {self.topic} holds Avro records (Apicurio Registry's framing) but its "
+                "source's kafka_format is json: set `kafka_format: avro` for that source in "
+                "conf/tables.yml (or in the setting source_kafka_formats); nothing was committed"
+            )
+        _JSON_TOPICS.add((self.servers, self.topic))
+
+    @contextmanager
+    def _consumer(self) -> Iterator[TopicConsumer]:
+        """A JVM Kafka consumer on the source's options, closed after use."""
         jvm = self.spark._jvm
         properties = jvm.java.util.Properties()
         settings = {
@@ -105,13 +194,15 @@ class KafkaSource:
             "value.deserializer": BYTES,
             "allow.auto.create.topics": "false",
             "default.api.timeout.ms": str(TIMEOUT_SECONDS * 1000),
+            "max.poll.records": str(PEEKED_RECORDS),
         }
         for key, value in settings.items():
             properties.put(key, value)
-        timeout = jvm.java.time.Duration.ofSeconds(TIMEOUT_SECONDS)
         consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(properties)
         try:
-            return self._bounds(jvm, consumer, timeout)
+            yield TopicConsumer(jvm, consumer, self.topic)
+        except UserError:
+            raise
         except Exception as error:  # py4j wraps the client's TimeoutException
             first = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
             raise KafkaUnavailable(
@@ -120,19 +211,6 @@ class KafkaSource:
             ) from error
         finally:
             consumer.close()
-
-    def _bounds(self, jvm: Any, consumer: Any, timeout: Any) -> dict[int, tuple[int, int]]:
-        if not consumer.listTopics(timeout).containsKey(self.topic):
-            return {}
-        partitions = jvm.java.util.ArrayList()
-        for info in consumer.partitionsFor(self.topic, timeout):
-            partitions.add(jvm.org.apache.kafka.common.TopicPartition(self.topic, info.partition()))
-        earliest = consumer.beginningOffsets(partitions, timeout)
-        ends = consumer.endOffsets(partitions, timeout)
-        return {tp.partition(): (int(earliest.get(tp)), int(ends.get(tp))) for tp in partitions}
-
-    def pending(self, committed: Mapping[int, int]) -> SourceBatch[OffsetRange]:
-        return plan_ranges(self.topic, self.bounds(), committed)
 
     def read(self, batch: SourceBatch[OffsetRange]) -> DataFrame:
         """The batch's records as landing lines: file kafka://topic/partition, line = offset."""

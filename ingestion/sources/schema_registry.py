@@ -37,10 +37,22 @@ class UnknownSchemaId(UserError):
 
 def key_schema_id(key: bytes, headers: dict[str, bytes]) -> int | None:
     """The global id of a record key's schema: its header, else its prefix; None if neither."""
-    if KEY_ID_HEADER in headers:
-        return int.from_bytes(headers[KEY_ID_HEADER], "big")
-    if len(key) > ID_BYTES and key[0] == MAGIC_BYTE:
-        return int.from_bytes(key[1 : 1 + ID_BYTES], "big")
+    return _schema_id(key, headers, KEY_ID_HEADER)
+
+
+def value_schema_id(value: bytes, headers: dict[str, bytes]) -> int | None:
+    """The global id of a record value's schema: its header, else its prefix; None if neither.
+
+    JSON text never starts with a 0 byte, so a value with an id is Avro.
+    """
+    return _schema_id(value, headers, VALUE_ID_HEADER)
+
+
+def _schema_id(data: bytes, headers: dict[str, bytes], header: str) -> int | None:
+    if header in headers:
+        return int.from_bytes(headers[header], "big")
+    if len(data) > ID_BYTES and data[0] == MAGIC_BYTE:
+        return int.from_bytes(data[1 : 1 + ID_BYTES], "big")
     return None
 
 

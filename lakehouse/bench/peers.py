@@ -119,8 +119,18 @@ def iceberg_name(table: TableConfig) -> str:
     return f"{ICEBERG_CATALOG}.{table.database}.{table.name}"
 
 
-def read_state(spark: SparkSession, engine: str, lake: Path, table: TableConfig) -> DataFrame:
-    """The table's current state, read the way a query (dbt's staging view) reads it."""
+def read_state(
+    spark: SparkSession,
+    engine: str,
+    lake: Path,
+    table: TableConfig,
+    options: dict[str, str] | None = None,
+) -> DataFrame:
+    """The table's current state, read the way a query (dbt's staging view) reads it.
+
+    `options`: the format's reader options (a path-read format's, not Iceberg's).
+    """
     if engine == "iceberg":
         return spark.table(iceberg_name(table))
-    return spark.read.format(engine).load(to_hadoop_uri(str(table_path(lake, table))))
+    path = to_hadoop_uri(str(table_path(lake, table)))
+    return spark.read.format(engine).options(**(options or {})).load(path)

@@ -22,7 +22,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ingestion.config import TableConfig, load_tables
-from ingestion.paths import to_hadoop_uri
 from ingestion.settings import settings
 from lakehouse.bench import peers
 from lakehouse.bench.measure import report_result
@@ -91,9 +90,8 @@ FLOOR_READS = {
 
 def floor_read_seconds(spark: SparkSession, lake: Path, table: TableConfig) -> dict[str, float]:
     """A merge-on-read table's reads the cheaper ways Hudi offers, timed as `read_seconds`."""
-    path = to_hadoop_uri(str(peers.table_path(lake, table)))
     return {
-        name: read_seconds(spark.read.format("hudi").options(**options).load(path))
+        name: read_seconds(peers.read_state(spark, "hudi", lake, table, options))
         for name, options in FLOOR_READS.items()
     }
 

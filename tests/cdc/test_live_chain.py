@@ -400,6 +400,30 @@ def test_registry_stopped_is_one_line_nothing_committed_then_exact(spark, live_c
     assert_bronze_equals_database(spark, live_chain)
 
 
+def test_an_avro_topic_read_as_json_is_one_line_nothing_committed(spark, live_chain: Live) -> None:
+    """A source left at its default kafka_format (json) while its connector writes Avro."""
+    conf = settings()
+    live_chain.workloads.append(
+        run_workload(WorkloadOptions(transactions=20, seed=37), conf, _quiet)
+    )
+    markers.wait_published(spark, conf, markers.write_markers(conf))
+    ems = [t.name for t in live_chain.tables if t.source.kafka_format == "avro"]
+    commits = {name: _commit_count(spark, name) for name in ems}
+    failed = subprocess.run(
+        [sys.executable, "-m", "lakehouse.cli", "ingest", "--tables", ",".join(ems)],
+        env={**_kafka_env(), "LAKEHOUSE_SOURCE_KAFKA_FORMATS": json.dumps({"ems": "json"})},
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert failed.returncode == 2, failed.stderr[-2000:]
+    error = failed.stderr.strip().splitlines()
+    assert "holds Avro records" in error[-1] and "kafka_format: avro" in error[-1], error
+    assert "Traceback" not in failed.stderr
+    assert {name: _commit_count(spark, name) for name in ems} == commits
+    run = publish_and_ingest(spark, live_chain)
+    assert run.quarantined == 0, quarantine_reasons(spark)
+    assert_bronze_equals_database(spark, live_chain)
+
+
 def test_dbt_build_passes_on_the_live_bronze(spark, live_chain: Live, tmp_path: Path) -> None:
     """Acceptance 1, its last part: `dbt build` (models and every data test) on the chain's bronze.
 

@@ -181,3 +181,14 @@ def test_an_avro_key_names_its_columns_from_its_writer_schema(registry: str) -> 
     assert avro_key_columns(registry, prefixed, {}) == ["before", "after", "op", "ts_ms"]
     assert avro_key_columns(registry, b"", {}) == []  # no record yet
     assert avro_key_columns(registry, b"{}", {}) is None  # not Avro framed: no key found
+
+
+def test_a_value_with_a_schema_id_is_avro_and_json_text_is_not() -> None:
+    """What the Kafka source looks for before it reads a topic as JSON."""
+    before = {"salesid": 7, "pricepaid": None}
+    body = avro_body({"before": before, "after": None, "op": "d", "ts_ms": None})
+    assert schema_registry.value_schema_id(body, {VALUE_ID_HEADER: (7).to_bytes(8, "big")}) == 7
+    prefixed = bytes([0]) + (9).to_bytes(8, "big") + body
+    assert schema_registry.value_schema_id(prefixed, {}) == 9
+    assert schema_registry.value_schema_id(b'{"schema": {}, "payload": {}}', {}) is None
+    assert schema_registry.value_schema_id(body, {KEY_ID_HEADER: (7).to_bytes(8, "big")}) is None
