@@ -29,7 +29,7 @@ from typing import Any
 from ingestion.settings import Settings
 from lakehouse import thrift_client
 from lakehouse.bench.jvm_counters import class_histogram, heap
-from lakehouse.bench.memory import rss_bytes, tree
+from lakehouse.bench.memory import tree, tree_rss_bytes
 from lakehouse.bench.soak_figures import Minute
 
 
@@ -140,7 +140,7 @@ class Monitor(Background):
             if index >= HISTOGRAM_MINUTE and "early" not in self.histograms:
                 self.histogram("early")
         for name, root in self.processes.items():
-            self._readings.rss.setdefault(name, []).append(sum(map(rss_bytes, tree([root]))))
+            self._readings.rss.setdefault(name, []).append(tree_rss_bytes([root]))
             for jvm in java_pids(root)[:1]:
                 if (reading := heap(jvm)) is not None:
                     self._readings.old.setdefault(name, []).append(reading.old_used)

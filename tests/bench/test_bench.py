@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from ingestion.settings import settings
 from ingestion.spark import job_jars, spark_conf
 from lakehouse.bench.floor import bronze_rows
 from lakehouse.bench.ingest_bench import PEER_NAMES, chosen_peers
-from lakehouse.bench.memory import PeakSampler
+from lakehouse.bench.memory import PeakSampler, rss_bytes, shares_memory, tree, tree_rss_bytes
 from lakehouse.bench.peers import bench_jars, engine_conf
 from lakehouse.bench.verify import against_expected
 from lakehouse.project_copy import project_copy
@@ -260,3 +261,35 @@ def test_peak_sampler_counts_child_processes() -> None:
     with PeakSampler([parent.pid], interval=0.1) as sampler:
         parent.wait()
     assert sampler.peak > 300 * 1024**2
+
+
+# A child started with CLONE_VM (as posix_spawn's vfork does until exec) that
+# pauses in its parent's address space; the parent prints its pid.
+SHARED_ADDRESS_SPACE_CHILD = """
+import ctypes, time
+libc = ctypes.CDLL(None)
+block = bytearray(300 * 1024 * 1024)
+for i in range(0, len(block), 4096):
+    block[i] = 1
+stack = ctypes.create_string_buffer(1024 * 1024)
+top = ctypes.c_void_p(ctypes.addressof(stack) + len(stack) - 64)
+print(libc.clone(ctypes.cast(libc.pause, ctypes.c_void_p), top, 0x100 | 17, None), flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_child_sharing_its_parents_address_space_is_counted_once() -> None:
+    """A JVM's spawning child reports its parent's whole RSS; the sum holds it once."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", SHARED_ADDRESS_SPACE_CHILD], stdout=subprocess.PIPE, text=True
+    )
+    child = int(parent.stdout.readline())
+    try:
+        assert tree([parent.pid]) == {parent.pid, child}
+        assert shares_memory(parent.pid, child) and not shares_memory(os.getpid(), parent.pid)
+        assert sum(map(rss_bytes, (parent.pid, child))) > 600 * 1024**2
+        assert 300 * 1024**2 < tree_rss_bytes([parent.pid]) < 400 * 1024**2
+    finally:
+        os.kill(child, signal.SIGKILL)  # it outlives its parent otherwise
+        parent.kill()
+        parent.wait()
