@@ -20,6 +20,11 @@ from ingestion.paths import to_hadoop_uri
 MERGE_ON_READ_VIEWS = {"_rt": False, "_ro": True}  # suffix -> read-optimized
 
 
+def merge_on_read_names(table: str) -> dict[str, bool | None]:
+    """A merge-on-read table's catalog names: its own (None) and its views' (read-optimized?)."""
+    return {table: None, **{table + suffix: ro for suffix, ro in MERGE_ON_READ_VIEWS.items()}}
+
+
 def ensure_database(spark: SparkSession, database: str, location: str) -> None:
     spark.sql(f"create database if not exists `{database}` location '{to_hadoop_uri(location)}'")
 

@@ -279,8 +279,10 @@ def register_tables(spark: SparkSession, conf: Settings, plan: TablePlan) -> Non
     """Catalog entries for the changelog and bronze tables (once; a no-op after)."""
     table = plan.table
     catalog.register(spark, table.database, table.changelog_name, plan.paths.changelog)
-    catalog.register(spark, table.database, table.name, plan.paths.bronze)
-    if bronze_layout(conf, plan).merge_on_read:
-        for suffix, read_optimized in catalog.MERGE_ON_READ_VIEWS.items():
-            name = table.name + suffix
-            catalog.register(spark, table.database, name, plan.paths.bronze, read_optimized)
+    names = (
+        catalog.merge_on_read_names(table.name)
+        if bronze_layout(conf, plan).merge_on_read
+        else {table.name: None}
+    )
+    for name, read_optimized in names.items():
+        catalog.register(spark, table.database, name, plan.paths.bronze, read_optimized)

@@ -69,6 +69,10 @@ OVERDUE_DELTA_COMMITS = 10
 # Column statistics serve data skipping on wide scans; bronze is read whole.
 NO_COLUMN_STATS = {"hoodie.metadata.index.column.stats.enable": "false"}
 NO_METADATA_TABLE = {"hoodie.metadata.enable": "false"}
+# Hudi writes a bloom filter of the keys into every file's footer, read only
+# by its bloom index; a table looked up another way hashes every key for
+# nothing (decision 0008).
+NO_BLOOM_FILTERS = {"hoodie.parquet.bloom.filter.enabled": "false"}
 RECORD_INDEX = {
     "hoodie.index.type": "RECORD_INDEX",
     "hoodie.metadata.global.record.level.index.enable": "true",
@@ -184,6 +188,7 @@ def bronze_options(table: TableConfig, parallelism: int, layout: BronzeLayout) -
         ),
         **_event_time_merge(ORDERING_COLUMN[table.ordering]),
         **_index_options(table, layout),
+        **NO_BLOOM_FILTERS,
     }
     if layout.merge_on_read:
         options["hoodie.compact.inline"] = "true"
@@ -245,6 +250,7 @@ def quarantine_options(database: str, parallelism: int) -> dict[str, str]:
         "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
         **NO_METADATA_TABLE,
         "hoodie.index.type": "SIMPLE",
+        **NO_BLOOM_FILTERS,
     }
 
 

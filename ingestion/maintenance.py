@@ -158,8 +158,7 @@ def _compact(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
     after = hudi_timeline.timeline_files(spark, path)
     if _count(after, "commit") == _count(files, "commit"):
         return False
-    names = [table.name, *(table.name + suffix for suffix in catalog.MERGE_ON_READ_VIEWS)]
-    catalog.forget_listings(spark, table.database, names)
+    catalog.forget_listings(spark, table.database, list(catalog.merge_on_read_names(table.name)))
     return True
 
 
@@ -179,7 +178,10 @@ def _cluster(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
         spark, "run_clustering", op="scheduleAndExecute", path=to_hadoop_uri(path), options=options
     )
     after = hudi_timeline.timeline_files(spark, path)
-    return _count(after, "replacecommit") > _count(files, "replacecommit")
+    if _count(after, "replacecommit") <= _count(files, "replacecommit"):
+        return False
+    catalog.forget_listings(spark, table.database, [table.changelog_name])
+    return True
 
 
 def maintain_table(spark: SparkSession, conf: Settings, table: TableConfig) -> Maintained:

@@ -116,16 +116,16 @@ class TopicConsumer:
         ends = consumer.endOffsets(partitions, timeout)
         return {tp.partition(): (int(earliest.get(tp)), int(ends.get(tp))) for tp in partitions}
 
-    def values(self, start: OffsetRange) -> list[tuple[bytes, dict[str, bytes]]]:
+    def values(self, first: OffsetRange) -> list[tuple[bytes, dict[str, bytes]]]:
         """The first records' values from a range's start, each with its headers.
 
         Tombstones (no value) are left out; at most `max.poll.records` are read.
         """
-        where = self._partition(start.partition)
+        where = self._partition(first.partition)
         assigned = self.jvm.java.util.ArrayList()
         assigned.add(where)
         self.consumer.assign(assigned)
-        self.consumer.seek(where, start.start)
+        self.consumer.seek(where, first.start)
         found = []
         for record in self.consumer.poll(self.timeout).records(where):
             if record.value() is not None:

@@ -65,6 +65,9 @@ def parquet_codecs(spark, path: Path) -> set[str]:
     }
 
 
+BLOOM_FILTER = "org.apache.hudi.bloomfilter"  # Hudi's footer key for a file's key filter
+
+
 def footer_keys(spark, path: Path) -> set[str]:
     """The key-value metadata keys of every Parquet file's footer under `path`."""
     return {
@@ -108,6 +111,9 @@ def test_bronze_and_changelog_commits_merge_spark_rows_not_avro_records(
         assert sorted(file_versions(path).values()) == [2]  # the upsert rewrote the file
         keys = footer_keys(spark, path)
         assert "parquet.avro.schema" not in keys and "org.apache.spark.version" in keys
+    # The changelog's bloom index reads its files' key filters; bronze's index none.
+    assert BLOOM_FILTER in footer_keys(spark, changelog)
+    assert BLOOM_FILTER not in footer_keys(spark, bronze)
 
 
 def test_hudi_writes_zstd_parquet_files(spark, tmp_path: Path) -> None:
