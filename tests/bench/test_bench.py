@@ -285,11 +285,13 @@ def test_a_child_sharing_its_parents_address_space_is_counted_once() -> None:
     )
     child = int(parent.stdout.readline())
     try:
+        assert child > 0, "clone failed"
         assert tree([parent.pid]) == {parent.pid, child}
         assert shares_memory(parent.pid, child) and not shares_memory(os.getpid(), parent.pid)
         assert sum(map(rss_bytes, (parent.pid, child))) > 600 * 1024**2
         assert 300 * 1024**2 < tree_rss_bytes([parent.pid]) < 400 * 1024**2
     finally:
-        os.kill(child, signal.SIGKILL)  # it outlives its parent otherwise
+        if child > 0:  # os.kill(-1) would signal every process
+            os.kill(child, signal.SIGKILL)  # it outlives its parent otherwise
         parent.kill()
         parent.wait()
