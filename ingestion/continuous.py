@@ -8,7 +8,9 @@ between the starts of two committing micro-batches; when nothing is new,
 poll again after `ingest_poll_seconds`, having first compacted the
 merge-on-read tables committed to since the last such poll
 (ingestion/maintenance.py): the rewrite waits for a quiet moment instead of
-lengthening a micro-batch. A stop request (SIGTERM, handled by
+lengthening a micro-batch. Under a steady stream, where no poll finds
+nothing new, one table whose services are due (`stream_compaction_commits`)
+is maintained between two micro-batches. A stop request (SIGTERM, handled by
 the command) is seen between tables and between micro-batches, never inside
 a table's commits, so a stopped service leaves every table committed.
 
@@ -34,7 +36,7 @@ from ingestion.config import TableConfig
 from ingestion.engine import Engine
 from ingestion.errors import UserError
 from ingestion.locks import TableLockedError
-from ingestion.maintenance import due_tables, maintain
+from ingestion.maintenance import due_tables, maintain, maintain_one
 from ingestion.results import IngestRun
 
 
@@ -162,6 +164,20 @@ def maintain_idle(engine: Engine, unmaintained: set[str]) -> set[str]:
     return set()
 
 
+def maintain_streaming(engine: Engine, unmaintained: set[str]) -> None:
+    """Between two micro-batches of a steady stream, one table's services that are due.
+
+    No poll finds nothing new under a steady stream, so without this the
+    tables' compactions would all run inline, in one micro-batch. The tables
+    stay unmaintained: the next quiet poll compacts what is left.
+    """
+    candidates = [t for t in engine.tables if t.name in unmaintained]
+    try:
+        maintain_one(engine.spark, engine.conf, candidates, engine.log)
+    except TableLockedError as error:
+        engine.log(f"maintenance left for later: {error}")
+
+
 def serve(
     engine: Engine,
     stop: threading.Event,
@@ -190,6 +206,8 @@ def serve(
             if run.touched:
                 on_batch(run)
                 unmaintained |= set(run.touched)
+                if not stop.is_set():
+                    maintain_streaming(engine, unmaintained)
             elif unmaintained and not stop.is_set():
                 unmaintained = maintain_idle(engine, unmaintained)
             health.write(health_file, "stopping" if stop.is_set() else "polling")

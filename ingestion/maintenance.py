@@ -6,7 +6,8 @@ compaction writes new base files. A changelog takes each batch as a bulk
 insert of new files, none rewritten; clustering joins its small files. Both
 run here, under the table's writer lock, to keep those rewrites out of every
 batch: the jobs run it before dbt reads bronze (conf/jobs.yml), the continuous
-service when a poll finds nothing new, and a write runs them inline only when
+service when a poll finds nothing new (under a steady stream, one due table
+between two micro-batches: `maintain_one`), and a write runs them inline only when
 maintenance is overdue (hudi_writer.OVERDUE_DELTA_COMMITS,
 OVERDUE_CHANGELOG_COMMITS). Decisions 0022 and 0023.
 
@@ -73,8 +74,9 @@ def _pending(files: dict[str, float], action: str) -> bool:
     )
 
 
-def needs_compaction(files: dict[str, float]) -> bool:
-    """Whether a delta commit completed after the newest compaction, or one is pending.
+def needs_compaction(files: dict[str, float], after_commits: int = 1) -> bool:
+    """Whether `after_commits` delta commits completed since the newest compaction, or one
+    is pending.
 
     On merge-on-read every write is a `deltacommit` and a completed `commit` a
     compaction. A delta commit of base files alone (a new table's first)
@@ -82,8 +84,8 @@ def needs_compaction(files: dict[str, float]) -> bool:
     """
     done = _completed(files)
     compacted = max((t for t, action in done if action == "commit"), default="")
-    fresh = any(action == "deltacommit" and t > compacted for t, action in done)
-    return fresh or _pending(files, "compaction")
+    since = sum(1 for t, action in done if action == "deltacommit" and t > compacted)
+    return since >= after_commits or _pending(files, "compaction")
 
 
 def needs_clustering(files: dict[str, float], after_commits: int) -> bool:
@@ -106,10 +108,13 @@ def _local_timeline(conf: Settings, database: str, name: str) -> dict[str, float
     return dict.fromkeys(hudi_timeline.local_timeline_names(timeline), 0.0) if timeline else {}
 
 
-def due_tables(conf: Settings, tables: list[TableConfig]) -> list[TableConfig]:
+def due_tables(
+    conf: Settings, tables: list[TableConfig], compaction_commits: int = 1
+) -> list[TableConfig]:
     """The tables with a service due, read off their timelines without Spark.
 
-    All of them when the lake is not local: the services look for
+    A merge-on-read bronze table is due after `compaction_commits` delta
+    commits. All of them when the lake is not local: the services look for
     themselves, under the lock.
     """
     due = []
@@ -118,7 +123,7 @@ def due_tables(conf: Settings, tables: list[TableConfig]) -> list[TableConfig]:
         changelog = _local_timeline(conf, table.database, table.changelog_name)
         if bronze is None or changelog is None:
             return tables
-        compact = table.table_type == "mor" and needs_compaction(bronze)
+        compact = table.table_type == "mor" and needs_compaction(bronze, compaction_commits)
         if compact or needs_clustering(changelog, conf.changelog_cluster_commits):
             due.append(table)
     return due
@@ -137,11 +142,11 @@ def _count(files: dict[str, float] | None, action: str) -> int:
     return sum(1 for _, done in _completed(files or {}) if done == action)
 
 
-def _compact(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
-    """Compact and clean merge-on-read bronze when a delta commit is new; whether it compacted."""
+def _compact(spark: SparkSession, conf: Settings, table: TableConfig, after_commits: int) -> bool:
+    """Compact and clean merge-on-read bronze after `after_commits` delta commits, if due."""
     path = table_path(conf, table.database, table.name)
     files = hudi_timeline.timeline_files(spark, path)
-    if files is None or not needs_compaction(files):
+    if files is None or not needs_compaction(files, after_commits):
         return False
     uri = to_hadoop_uri(path)
     metadata = hudi_writer.table_service_options(has_record_index(spark, path))
@@ -184,11 +189,13 @@ def _cluster(spark: SparkSession, conf: Settings, table: TableConfig) -> bool:
     return True
 
 
-def maintain_table(spark: SparkSession, conf: Settings, table: TableConfig) -> Maintained:
+def maintain_table(
+    spark: SparkSession, conf: Settings, table: TableConfig, compaction_commits: int = 1
+) -> Maintained:
     """One table's services under its writer lock: bronze compacted (mor), changelog clustered."""
     started = time.monotonic()
     with table_lock(conf.home, table.database, table.name, conf.lock_wait_seconds):
-        compacted = table.table_type == "mor" and _compact(spark, conf, table)
+        compacted = table.table_type == "mor" and _compact(spark, conf, table, compaction_commits)
         clustered = _cluster(spark, conf, table)
     return Maintained(table.name, compacted, clustered, round(time.monotonic() - started, 2))
 
@@ -203,7 +210,34 @@ def maintain(
     done = []
     for table in tables:
         result = maintain_table(spark, conf, table)
-        if result.did:
-            log(f"{table.database}.{table.name}: {result.did} in {result.seconds:.1f}s")
+        _report(result, table, log)
         done.append(result)
     return done
+
+
+def maintain_one(
+    spark: SparkSession,
+    conf: Settings,
+    tables: list[TableConfig],
+    log: Callable[[str], None] = print,
+) -> Maintained | None:
+    """The first table of `tables` with a service due under a steady stream, and no other.
+
+    Bronze is due after `stream_compaction_commits` delta commits: one table
+    between two micro-batches spreads the tables' compactions over the
+    stream instead of stalling one micro-batch with all of them. On a lake
+    that is not local each table is looked at, under its lock, until one
+    had a service due.
+    """
+    commits = conf.stream_compaction_commits
+    for table in due_tables(conf, tables, commits):
+        result = maintain_table(spark, conf, table, commits)
+        _report(result, table, log)
+        if result.did:
+            return result
+    return None
+
+
+def _report(result: Maintained, table: TableConfig, log: Callable[[str], None]) -> None:
+    if result.did:
+        log(f"{table.database}.{table.name}: {result.did} in {result.seconds:.1f}s")

@@ -55,6 +55,7 @@ class Settings:
     status_behind_seconds: float
     record_index_min_mb: int
     changelog_cluster_commits: int
+    stream_compaction_commits: int
     metastore_uri: str
     metastore_port: int
     thrift_host: str

@@ -429,8 +429,10 @@ def _bench(args: argparse.Namespace) -> int:
     if args.bench_command == "latency" and args.live:
         from lakehouse.bench.live_latency import run_live_latency_bench
 
-        if args.extra_tables:
-            raise UserError("--extra-tables serves landing files: run it without --live")
+        if args.extra_tables or args.merge_on_read:
+            raise UserError(
+                "--extra-tables and --merge-on-read run on landing files: run them without --live"
+            )
 
         results = run_live_latency_bench(
             args.scale, args.rate, args.minutes, args.results, output.say
@@ -464,8 +466,9 @@ def _bench(args: argparse.Namespace) -> int:
         from lakehouse.bench.latency import LatencyOptions, run_latency_bench
 
         options = LatencyOptions(
-            args.scale, args.rate, args.minutes, args.extra_tables, args.idle_extras
-        )
+            args.scale, args.rate, args.minutes, args.extra_tables, args.idle_extras,
+            tuple(filter(None, args.merge_on_read.split(","))),
+        )  # fmt: skip
         results = run_latency_bench(options, args.results, output.say)
     else:
         from lakehouse.bench.dbt_bench import run_dbt_bench
@@ -540,6 +543,12 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
         "--idle-extras",
         action="store_true",
         help="the --extra-tables take their snapshot row only and never change",
+    )
+    latency.add_argument(
+        "--merge-on-read",
+        default="",
+        metavar="TABLES",
+        help="comma-separated TICKIT tables the service writes as merge-on-read (a project copy)",
     )
     latency.add_argument(
         "--live",

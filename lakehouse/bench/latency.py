@@ -28,8 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ingestion.config import load_tables
 from ingestion.continuous import now_text
+from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
 from ingestion.sources.landing import parse_file_name
 from lakehouse import thrift_client
@@ -44,6 +47,7 @@ from lakehouse.bench.report import percentile
 from lakehouse.bench.staging import Landing, open_landing, stage
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.output import console
+from lakehouse.project_copy import project_copy
 
 DATABASE = "bench_latency"
 SNAPSHOT_DEADLINE = 1800
@@ -67,17 +71,36 @@ class LatencyOptions:
     minutes: float
     extra_tables: int = 0
     idle_extras: bool = False
+    merge_on_read: tuple[str, ...] = ()  # TICKIT tables the service's copy makes `mor`
 
     def extras(self, work: Path) -> ExtraTables | None:
         if not self.extra_tables:
             return None
         return ExtraTables(self.extra_tables, work / "project", changing=not self.idle_extras)
 
+    def project(self, work: Path, extras: ExtraTables | None) -> Path | None:
+        """The project copy the service runs in when the run changes its tables; else None."""
+        if extras is None and not self.merge_on_read:
+            return None
+        root = extras.make_project() if extras else project_copy(work / "project", ["conf"])
+        if self.merge_on_read:
+            set_table_type(root / "conf" / "tables.yml", self.merge_on_read, "mor")
+        return root
+
     @property
     def name(self) -> str:
         extra = f"-extra{self.extra_tables}" if self.extra_tables else ""
         extra += "-idle" if self.extra_tables and self.idle_extras else ""
+        extra += "-mor" if self.merge_on_read else ""
         return f"latency-scale{self.scale:g}-rate{self.rate}{extra}"
+
+
+def set_table_type(path: Path, tables: tuple[str, ...], table_type: str) -> None:
+    """Rewrite a copy's tables.yml with `table_type` on these tables."""
+    document = yaml.safe_load(path.read_text())
+    for name in tables:
+        document["tables"][name]["table_type"] = table_type
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
 
 
 def generate_changes(out: Path, scale: float, events: int) -> Landing:
@@ -436,9 +459,11 @@ def measure(
     health = work / "health.json"
     health.unlink(missing_ok=True)
     stage(landing, 0, work / "landing")
-    env = None
+    project = options.project(work, extras)
+    env = {"LAKEHOUSE_PROJECT_DIR": str(project)} if project else None
+    if options.merge_on_read:
+        log(f"merge-on-read bronze: {', '.join(options.merge_on_read)}")
     if extras is not None:
-        env = {"LAKEHOUSE_PROJECT_DIR": str(extras.make_project())}
         SinkWriter(work / "landing").flush(extras.snapshot())
         changes = "one change of one of them in every flush" if extras.changing else "idle"
         log(f"{extras.count} small tables more, {changes}")
@@ -478,6 +503,7 @@ def figures(options: LatencyOptions, measured: dict, state: dict) -> dict:
         "minutes": options.minutes,
         "extra_tables": options.extra_tables,
         "idle_extras": options.idle_extras,
+        "merge_on_read": list(options.merge_on_read),
         "machine": report.machine(),
         "latency_seconds": {"p50": p50, "p95": p95, "p99": p99, "max": percentile(latencies, 1)},
         "latency_by_table": measured["by_table"],
@@ -516,10 +542,7 @@ def markdown(results: dict) -> str:
     machine = results["machine"]
     return "\n".join(
         [
-            f"### bench latency --scale {results['scale']:g} --rate {results['rate']} "
-            f"--minutes {results['minutes']:g}"
-            + (f" --extra-tables {extra}" if (extra := results.get("extra_tables")) else "")
-            + (" --idle-extras" if extra and results.get("idle_extras") else ""),
+            f"### {command_line(results)}",
             "",
             f"{m['records']:,} change records landed in {m['flushes']} flushes; "
             f"{machine['cpus']} CPUs, load average {results['load_average_before']:.1f} at start "
@@ -536,6 +559,19 @@ def markdown(results: dict) -> str:
             *([] if results["valid"] else ["- **figures void: state check or stop failed**"]),
         ]
     )
+
+
+def command_line(results: dict[str, Any]) -> str:
+    """The command that makes these results again."""
+    line = (
+        f"bench latency --scale {results['scale']:g} --rate {results['rate']} "
+        f"--minutes {results['minutes']:g}"
+    )
+    if extra := results.get("extra_tables"):
+        line += f" --extra-tables {extra}" + (" --idle-extras" if results["idle_extras"] else "")
+    if mor := results.get("merge_on_read"):
+        line += f" --merge-on-read {','.join(mor)}"
+    return line
 
 
 def extra_tables_state(state: dict[str, Any]) -> str:
@@ -581,6 +617,8 @@ def run_latency_bench(
 ) -> dict[str, Any]:
     """Generate, run the service under the writer and the prober, verify, report."""
     started = time.monotonic()
+    if unknown := sorted(set(options.merge_on_read) - set(load_tables(database=DATABASE))):
+        raise UserError(f"--merge-on-read: no table {', '.join(unknown)} in conf/tables.yml")
     load_before = report.machine()["load_average_1m"]
     conf = settings()
     work = conf.home / "bench" / "latency"

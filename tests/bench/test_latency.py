@@ -18,12 +18,17 @@ from .test_bench import run_bench
 def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tmp_path) -> None:
     results, printed = run_bench(
         "latency", "--scale", "0.001", "--rate", "10", "--minutes", "0.5", "--extra-tables", "3",
-        results=tmp_path,
+        "--merge-on-read", "sales", results=tmp_path,
     )  # fmt: skip
     assert results["valid"] is True
     assert results["state"]["ours_matches_expected"] is True
     # The service ran on a project copy listing 3 small tables more; each holds its last change.
     assert results["extra_tables"] == 3 and results["state"]["extra_tables_match"] is True
+    # ... and saying `table_type: mor` for sales, which its bronze table is.
+    assert results["merge_on_read"] == ["sales"] and " --merge-on-read sales\n" in printed
+    work = Path(settings().home) / "bench" / "latency"
+    properties = work / "lake" / "bench_latency" / "sales" / ".hoodie" / "hoodie.properties"
+    assert "hoodie.table.type=MERGE_ON_READ" in properties.read_text()
     assert results["measured"]["service_exit"] == 0
     assert results["samples"] > 0 and results["unseen_samples"] == 0
     lat = results["latency_seconds"]
@@ -38,7 +43,7 @@ def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tm
     [picture] = tmp_path.glob("*.png")  # drawn from the results JSON beside it
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Every generated change was landed (and the state check saw all of them applied).
-    source = Path(settings().home) / "bench" / "latency" / "source"
+    source = work / "source"
     landing = open_landing(source)
     generated = sum(
         len((source / f).read_text().splitlines())

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
+from ingestion import maintenance
 from ingestion.config import ConfigError, load_tables
 from ingestion.decode.types import (
     FieldType,
@@ -14,9 +16,11 @@ from ingestion.decode.types import (
     incompatibility,
     parse_config_type,
 )
-from ingestion.maintenance import needs_clustering, needs_compaction
+from ingestion.maintenance import Maintained, needs_clustering, needs_compaction
 from ingestion.ordering import connector_of, position_key
 from ingestion.sources.landing import LandingFile, advance, new_files, parse_file_name
+
+from .bronze import settings_for, tables_for
 
 
 def test_positions_sort_in_commit_order_for_every_connector() -> None:
@@ -225,6 +229,44 @@ def test_maintenance_compacts_after_a_delta_commit_or_while_a_compaction_is_pend
     pending = {**logged, "005.compaction.requested": 0.0, "005.compaction.inflight": 0.0}
     assert needs_compaction(pending)
     assert not needs_compaction({**pending, "005_007.commit": 0.0})
+    three = {**compacted, **{f"00{n}_00{n + 1}.deltacommit": 0.0 for n in (3, 5, 7)}}
+    assert not needs_compaction(three, after_commits=4)
+    assert needs_compaction(three, after_commits=3)
+    planned = {**three, "009.compaction.requested": 0.0}
+    assert needs_compaction(planned, after_commits=4)  # a pending compaction: always due
+
+
+def _timeline(lake: Path, database: str, table: str, instants: list[str]) -> None:
+    """A local Hudi table's timeline with these completed instants (file names only)."""
+    hoodie = lake / database / table / ".hoodie"
+    (hoodie / "timeline").mkdir(parents=True)
+    (hoodie / "hoodie.properties").write_text("hoodie.table.name=" + table)
+    for name in instants:
+        (hoodie / "timeline" / name).write_text("")
+
+
+def test_under_a_stream_one_table_at_a_time_is_maintained_once_its_delta_commits_are_due(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`maintain_one` picks the first table past `stream_compaction_commits`, and only it."""
+    lake = tmp_path / "lake"
+    conf = dataclasses.replace(settings_for(tmp_path, lake), stream_compaction_commits=3)
+    tables = tables_for("stream", ("listing", "sales", "users"), table_type="mor")
+    for table, commits in (("listing", 2), ("sales", 3), ("users", 4)):
+        deltas = [f"{n:03d}_{n + 1:03d}.deltacommit" for n in range(3, 3 + 2 * commits, 2)]
+        _timeline(lake, "stream", table, ["001_002.commit", *deltas])
+        _timeline(lake, "stream", f"{table}_changelog", [])
+    calls: list[tuple[str, int]] = []
+
+    def maintain_table(spark, conf, table, compaction_commits=1) -> Maintained:
+        calls.append((table.name, compaction_commits))
+        return Maintained(table.name, compacted=True, clustered=False, seconds=0.0)
+
+    monkeypatch.setattr(maintenance, "maintain_table", maintain_table)
+    done = maintenance.maintain_one(None, conf, tables, log=lambda _: None)
+    assert done is not None and done.table == "sales"
+    assert calls == [("sales", 3)]  # listing is not due; users waits for the next one
+    assert maintenance.due_tables(conf, tables) == tables  # idle: any delta commit is due
 
 
 def test_maintenance_clusters_a_changelog_after_its_commits_or_while_a_clustering_is_pending() -> (
