@@ -243,9 +243,12 @@ def ratio(ours: Contender, peer: Contender) -> Ratio:
             ours.state.read_seconds if ours.state else None,
         ),
         peak_rss=_over(ours.peak_rss_bytes, peer.peak_rss_bytes),
+        # Only when ours ran maintenance: at a tiny scale the rounded rates can tie.
         changes_maintained=_over(
             ours.changes_maintained_events_per_second, peer.changes.events_per_second
-        ),
+        )
+        if ours.maintenance is not None
+        else None,
     )
 
 

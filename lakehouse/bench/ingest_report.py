@@ -65,7 +65,7 @@ def _ratio_line(label: str, r: Ratio) -> str:
     reads = "" if r.read is None else f"; reads {report.ratio(r.read)} (their read s / ours)"
     maintained = (
         ""
-        if r.changes_maintained is None or r.changes_maintained == r.changes
+        if r.changes_maintained is None
         else f", {report.ratio(r.changes_maintained)} with ours' maintenance amortized"
     )
     return (

@@ -190,7 +190,7 @@ class Ratio:
     read: float | None  # the peer's read seconds over ours
     peak_rss: float | None  # ours' peak over the peer's
     void: str = ""
-    changes_maintained: float | None = None  # ours with its maintenance amortized
+    changes_maintained: float | None = None  # ours with its maintenance amortized, if it ran
 
 
 @dataclass
