@@ -429,14 +429,13 @@ def _bench(args: argparse.Namespace) -> int:
     if args.bench_command == "latency" and args.live:
         from lakehouse.bench.live_latency import run_live_latency_bench
 
-        if args.extra_tables or args.merge_on_read:
-            raise UserError(
-                "--extra-tables and --merge-on-read run on landing files: run them without --live"
-            )
+        if args.extra_tables:
+            raise UserError("--extra-tables run on landing files: run them without --live")
 
         results = run_live_latency_bench(
-            args.scale, args.rate, args.minutes, args.results, output.say
-        )
+            args.scale, args.rate, args.minutes, args.results, output.say,
+            tuple(filter(None, args.merge_on_read.split(","))),
+        )  # fmt: skip
     elif args.bench_command == "soak":
         from lakehouse.bench.soak import SoakOptions, run_soak_bench
 

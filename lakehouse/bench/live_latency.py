@@ -19,6 +19,7 @@ differ are void.
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ingestion.continuous import now_text
+from ingestion.errors import UserError
 from ingestion.settings import Settings, settings
 from lakehouse import thrift_client
 from lakehouse.bench import report
@@ -38,6 +40,7 @@ from lakehouse.bench.latency import (
     by_table_line,
     caught_up_after,
     publish,
+    set_table_type,
     start_service,
     stop_service,
     wait_health,
@@ -50,6 +53,7 @@ from lakehouse.cdc.generate.tickit import EVENT, LISTING, Table
 from lakehouse.cdc.load import connect, live_tables, load_unless_loaded
 from lakehouse.cdc.workload import WorkloadOptions, WorkloadSummary, run_workload
 from lakehouse.live_job import LIVE_KINDS
+from lakehouse.project_copy import project_copy
 
 DATABASE = "bench_latency_live"
 # One per database (PostgreSQL, MariaDB), with integer keys. A probe copies the
@@ -143,7 +147,7 @@ def probe_while(
         time.sleep(max(0.0, started + probes - time.monotonic()))
 
 
-def drain(writer: ProbeWriter, prober: Prober, service, health: Path) -> None:
+def drain(writer: ProbeWriter, prober: Prober, service: subprocess.Popen, health: Path) -> None:
     """A last probe per database seen (Debezium published everything before it), then a
     poll that finds nothing new (the service applied every table's backlog)."""
     for table in PROBE_TABLES:
@@ -168,13 +172,30 @@ def live_counts(conf: Settings) -> dict[str, dict[str, int]]:
     return counts
 
 
+def service_env(work: Path, merge_on_read: tuple[str, ...]) -> dict[str, str]:
+    """The service's settings: the bench's database, the live sources, and with
+    `merge_on_read` a project copy whose tables.yml makes those tables `mor`."""
+    env = {"LAKEHOUSE_BRONZE_DATABASE": DATABASE, "LAKEHOUSE_SOURCE_KINDS": json.dumps(LIVE_KINDS)}
+    if merge_on_read:
+        project = project_copy(work / "project", ["conf"])
+        set_table_type(project / "conf" / "tables.yml", merge_on_read, "mor")
+        env["LAKEHOUSE_PROJECT_DIR"] = str(project)
+    return env
+
+
 def measure(
-    conf: Settings, work: Path, options: WorkloadOptions, log: Callable[[str], None]
+    conf: Settings,
+    work: Path,
+    options: WorkloadOptions,
+    log: Callable[[str], None],
+    merge_on_read: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The service from Kafka, the workload and the probes; the figures of the streaming part."""
     health = work / "health.json"
     health.unlink(missing_ok=True)
-    env = {"LAKEHOUSE_BRONZE_DATABASE": DATABASE, "LAKEHOUSE_SOURCE_KINDS": json.dumps(LIVE_KINDS)}
+    env = service_env(work, merge_on_read)
+    if merge_on_read:
+        log(f"merge-on-read bronze: {', '.join(merge_on_read)}")
     tables = ",".join(t.name for t in live_tables())
     writer = ProbeWriter(conf)
     try:
@@ -222,7 +243,12 @@ def measure(
     }
 
 
-def figures(scale: float, options: WorkloadOptions, measured: dict[str, Any]) -> dict[str, Any]:
+def figures(
+    scale: float,
+    options: WorkloadOptions,
+    measured: dict[str, Any],
+    merge_on_read: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """Percentiles, throughput, memory and the count check, as the results JSON."""
     latencies = measured["latencies"]
     p50, p95, p99 = (percentile(latencies, f) for f in (0.5, 0.95, 0.99))
@@ -233,6 +259,7 @@ def figures(scale: float, options: WorkloadOptions, measured: dict[str, Any]) ->
         "scale": scale,
         "rate": options.rate,
         "minutes": options.minutes,
+        "merge_on_read": list(merge_on_read),
         "machine": report.machine(),
         "latency_seconds": {"p50": p50, "p95": p95, "p99": p99, "max": percentile(latencies, 1)},
         "latency_by_table": measured["by_table"],
@@ -262,10 +289,12 @@ def markdown(results: dict[str, Any]) -> str:
         report.gib(m["thrift_peak_rss_bytes"]),
     ]
     counts = "equal" if not results["differing_counts"] else results["differing_counts"]
+    mor = results.get("merge_on_read")
     return "\n".join(
         [
             f"### bench latency --live --scale {results['scale']:g} --rate {results['rate']:g} "
-            f"--minutes {results['minutes']:g}",
+            f"--minutes {results['minutes']:g}"
+            + (f" --merge-on-read {','.join(mor)}" if mor else ""),
             "",
             f"From a probe row's commit in PostgreSQL or MariaDB to the Thrift server showing it "
             f"(Debezium, Kafka, `lakehouse ingest --continuous`); {results['machine']['cpus']} "
@@ -301,14 +330,22 @@ def run_live_latency_bench(
     minutes: float,
     results_dir: Path | None = None,
     log: Callable[[str], None] = print,
+    merge_on_read: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The chain up and loaded, the service from Kafka, the workload and the probes; report."""
+    """The chain up and loaded, the service from Kafka, the workload and the probes; report.
+
+    `merge_on_read`: the live tables the service writes as merge-on-read (a project copy).
+    """
     started = time.monotonic()
+    if unknown := sorted(set(merge_on_read) - {t.name for t in live_tables()}):
+        names = ", ".join(t.name for t in live_tables())
+        raise UserError(f"--merge-on-read: no live table {', '.join(unknown)} (they are {names})")
     load_before = report.machine()["load_average_1m"]
     conf, work, _ = chain_ready("latency-live", scale, log)
     options = WorkloadOptions(rate=rate, minutes=minutes)
-    results = figures(scale, options, measure(conf, work, options, log))
-    name = f"latency-live-scale{scale:g}-rate{rate:g}"
+    measured = measure(conf, work, options, log, merge_on_read)
+    results = figures(scale, options, measured, merge_on_read)
+    name = f"latency-live-scale{scale:g}-rate{rate:g}" + ("-mor" if merge_on_read else "")
     path = publish(results, markdown, name, started, load_before, results_dir)
     lat = results["latency_seconds"]
     log(

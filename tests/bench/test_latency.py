@@ -7,9 +7,11 @@ import math
 import time
 from pathlib import Path
 
+from ingestion.config import load_tables
 from ingestion.settings import settings
 from lakehouse.bench.latency import Prober, generate_changes
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, sample_of
+from lakehouse.bench.live_latency import service_env
 from lakehouse.bench.staging import open_landing
 
 from .test_bench import run_bench
@@ -100,3 +102,17 @@ def test_generated_stream_holds_about_the_events_asked_for(tmp_path) -> None:
     streamed = sum(landing.events(batch) for batch in range(1, landing.batches))
     assert 0.9 * 40_000 <= streamed <= 1.1 * 40_000
     assert landing.batches > 2
+
+
+def test_the_live_service_runs_on_a_copy_making_the_named_tables_merge_on_read(tmp_path) -> None:
+    """`bench latency --live --merge-on-read listing`: the service's project says `mor` for
+    listing alone; without the option it runs on the project itself."""
+    assert "LAKEHOUSE_PROJECT_DIR" not in service_env(tmp_path, ())
+    env = service_env(tmp_path, ("listing",))
+    copy = Path(env["LAKEHOUSE_PROJECT_DIR"])
+    assert copy.parent == tmp_path
+    kinds = {
+        name: table.table_type for name, table in load_tables(copy / "conf" / "tables.yml").items()
+    }
+    shipped = {name: table.table_type for name, table in load_tables().items()}
+    assert kinds == {**shipped, "listing": "mor"} and shipped["listing"] != "mor"

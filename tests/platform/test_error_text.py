@@ -192,6 +192,16 @@ def test_verbose_turns_only_the_projects_loggers_to_debug() -> None:
     assert logging.getLogger("py4j").getEffectiveLevel() >= logging.WARNING
 
 
+def test_bench_live_latency_names_an_unknown_merge_on_read_table_in_one_line(capsys) -> None:
+    """Refused before the chain starts: `users` is TICKIT's, but no live database holds it."""
+    argv = ["bench", "latency", "--live", "--merge-on-read", "listing,users"]
+    assert cli.main(argv) == cli.EXIT_USER_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: --merge-on-read: no live table users "
+        "(they are category, venue, event, date, listing, sales)"
+    ]
+
+
 def test_run_live_with_change_batches_is_one_line(capsys) -> None:
     """`--change-batches` sizes generated CDC; on the live chain a workload makes the changes."""
     assert cli.main(["run", "--live", "--change-batches", "1"]) == cli.EXIT_USER_ERROR
