@@ -80,11 +80,9 @@ class LatencyOptions:
 
     def project(self, work: Path, extras: ExtraTables | None) -> Path | None:
         """The project copy the service runs in when the run changes its tables; else None."""
-        if extras is None and not self.merge_on_read:
-            return None
-        root = extras.make_project() if extras else project_copy(work / "project", ["conf"])
+        root = extras.make_project() if extras else None
         if self.merge_on_read:
-            set_table_type(root / "conf" / "tables.yml", self.merge_on_read, "mor")
+            return merge_on_read_project(work, self.merge_on_read, root)
         return root
 
     @property
@@ -93,6 +91,13 @@ class LatencyOptions:
         extra += "-idle" if self.extra_tables and self.idle_extras else ""
         extra += "-mor" if self.merge_on_read else ""
         return f"latency-scale{self.scale:g}-rate{self.rate}{extra}"
+
+
+def merge_on_read_project(work: Path, tables: tuple[str, ...], root: Path | None = None) -> Path:
+    """`root` (else a copy of the project's conf/ under `work`) with these tables `mor`."""
+    root = root or project_copy(work / "project", ["conf"])
+    set_table_type(root / "conf" / "tables.yml", tables, "mor")
+    return root
 
 
 def set_table_type(path: Path, tables: tuple[str, ...], table_type: str) -> None:

@@ -39,8 +39,8 @@ from lakehouse.bench.latency import (
     Prober,
     by_table_line,
     caught_up_after,
+    merge_on_read_project,
     publish,
-    set_table_type,
     start_service,
     stop_service,
     wait_health,
@@ -53,7 +53,6 @@ from lakehouse.cdc.generate.tickit import EVENT, LISTING, Table
 from lakehouse.cdc.load import connect, live_tables, load_unless_loaded
 from lakehouse.cdc.workload import WorkloadOptions, WorkloadSummary, run_workload
 from lakehouse.live_job import LIVE_KINDS
-from lakehouse.project_copy import project_copy
 
 DATABASE = "bench_latency_live"
 # One per database (PostgreSQL, MariaDB), with integer keys. A probe copies the
@@ -177,9 +176,7 @@ def service_env(work: Path, merge_on_read: tuple[str, ...]) -> dict[str, str]:
     `merge_on_read` a project copy whose tables.yml makes those tables `mor`."""
     env = {"LAKEHOUSE_BRONZE_DATABASE": DATABASE, "LAKEHOUSE_SOURCE_KINDS": json.dumps(LIVE_KINDS)}
     if merge_on_read:
-        project = project_copy(work / "project", ["conf"])
-        set_table_type(project / "conf" / "tables.yml", merge_on_read, "mor")
-        env["LAKEHOUSE_PROJECT_DIR"] = str(project)
+        env["LAKEHOUSE_PROJECT_DIR"] = str(merge_on_read_project(work, merge_on_read))
     return env
 
 
