@@ -427,6 +427,7 @@ def _bench(args: argparse.Namespace) -> int:
         )
         return 0 if ran.valid else 1
     if args.bench_command == "latency" and args.live:
+        from lakehouse.bench.latency import PROBE_PAUSE
         from lakehouse.bench.live_latency import run_live_latency_bench
 
         if args.extra_tables:
@@ -435,6 +436,7 @@ def _bench(args: argparse.Namespace) -> int:
         results = run_live_latency_bench(
             args.scale, args.rate, args.minutes, args.results, output.say,
             tuple(filter(None, args.merge_on_read.split(","))),
+            PROBE_PAUSE if args.probe_pause is None else args.probe_pause,
         )  # fmt: skip
     elif args.bench_command == "soak":
         from lakehouse.bench.soak import SoakOptions, run_soak_bench
@@ -462,11 +464,12 @@ def _bench(args: argparse.Namespace) -> int:
 
         results = run_floor_bench(args.scale, args.rounds, args.results, output.say)
     elif args.bench_command == "latency":
-        from lakehouse.bench.latency import LatencyOptions, run_latency_bench
+        from lakehouse.bench.latency import PROBE_PAUSE, LatencyOptions, run_latency_bench
 
         options = LatencyOptions(
             args.scale, args.rate, args.minutes, args.extra_tables, args.idle_extras,
             tuple(filter(None, args.merge_on_read.split(","))),
+            PROBE_PAUSE if args.probe_pause is None else args.probe_pause,
         )  # fmt: skip
         results = run_latency_bench(options, args.results, output.say)
     else:
@@ -548,6 +551,12 @@ def _bench_parser(commands: argparse._SubParsersAction) -> None:
         default="",
         metavar="TABLES",
         help="comma-separated TICKIT tables the service writes as merge-on-read (a project copy)",
+    )
+    latency.add_argument(
+        "--probe-pause",
+        type=float,
+        metavar="SECONDS",
+        help="seconds the prober waits between its rounds of queries (default 1)",
     )
     latency.add_argument(
         "--live",

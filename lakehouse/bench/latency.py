@@ -38,6 +38,7 @@ from ingestion.sources.landing import parse_file_name
 from lakehouse import thrift_client
 from lakehouse.bench import chart, report
 from lakehouse.bench.contenders import fresh, process_env, python_module, thrift_running
+from lakehouse.bench.cpu import CoreMeter
 from lakehouse.bench.extra_tables import ExtraTables
 from lakehouse.bench.ingest_results import StateCheck
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, change_stream, sample_of
@@ -53,6 +54,9 @@ DATABASE = "bench_latency"
 SNAPSHOT_DEADLINE = 1800
 DRAIN_DEADLINE = 900
 PROBE_TIMEOUT = 900.0  # a sample not visible by then counts as unseen
+# Between probe rounds: asked without a pause, the Thrift server's answers
+# took most of a core from the two the service is measured on (decision 0026).
+PROBE_PAUSE = 1.0
 # Snapshot rows: about 424,000 per unit of scale, plus the date table's fixed rows.
 ROWS_AT_SCALE_1, FIXED_ROWS = 424_000, 400
 # The generator's default mix (30% inserts, some of several rows; 15% deletes),
@@ -72,6 +76,7 @@ class LatencyOptions:
     extra_tables: int = 0
     idle_extras: bool = False
     merge_on_read: tuple[str, ...] = ()  # TICKIT tables the service's copy makes `mor`
+    probe_pause: float = PROBE_PAUSE  # seconds between the prober's rounds
 
     def extras(self, work: Path) -> ExtraTables | None:
         if not self.extra_tables:
@@ -90,7 +95,7 @@ class LatencyOptions:
         extra = f"-extra{self.extra_tables}" if self.extra_tables else ""
         extra += "-idle" if self.extra_tables and self.idle_extras else ""
         extra += "-mor" if self.merge_on_read else ""
-        return f"latency-scale{self.scale:g}-rate{self.rate}{extra}"
+        return f"latency-scale{self.scale:g}-rate{self.rate}{extra}{pause_suffix(self.probe_pause)}"
 
 
 def merge_on_read_project(work: Path, tables: tuple[str, ...], root: Path | None = None) -> Path:
@@ -210,9 +215,12 @@ class Prober:
     `thrift_client.Connection`), and opens it again after losing it.
     """
 
-    def __init__(self, conf: Settings, visible: Visibility = visible_from_file) -> None:
+    def __init__(
+        self, conf: Settings, visible: Visibility = visible_from_file, pause: float = PROBE_PAUSE
+    ) -> None:
         self.conf = conf
         self.visible = visible
+        self.pause = pause
         self.pending: list[Sample] = []
         self.seen: list[tuple[str, float]] = []  # (table, seconds) of every sample seen
         self.landed_at: list[float] = []  # when each seen sample's change was made, in order
@@ -294,7 +302,7 @@ class Prober:
         try:
             while not self.stop.is_set():
                 self.probe_once()
-                self.stop.wait(0.25)
+                self.stop.wait(self.pause)
         finally:
             self._close()
 
@@ -477,7 +485,11 @@ def measure(
         log(f"snapshot: {landing.events(0):,} events, waiting for the service to apply it")
         before = wait_health(health, service, caught_up_after(""), SNAPSHOT_DEADLINE)
         log(f"landing change records at {rate}/s, about {minutes:g} min")
-        with Prober(conf) as prober:
+        with (
+            Prober(conf, pause=options.probe_pause) as prober,
+            CoreMeter([service.pid]) as service_cores,
+            CoreMeter([thrift_pid]) as thrift_cores,
+        ):
             streamed = stream_and_drain(work, landing, service, prober, rate, extras)
         returncode = stop_service(service)
     log(f"landed {streamed['records']:,} records in {streamed['seconds']:.0f} s")
@@ -488,6 +500,9 @@ def measure(
         "by_table": prober.by_table(),
         "unseen": prober.unseen + prober.outstanding(),
         "probe_round_seconds": percentile(prober.rounds, 0.5),
+        "probe_pause_seconds": prober.pause,
+        "service_cores": service_cores.cores,
+        "thrift_cores": thrift_cores.cores,
         "service_exit": returncode,
         "service_peak_rss_bytes": memory.peak,
         "thrift_peak_rss_bytes": thrift.peak,
@@ -552,7 +567,7 @@ def markdown(results: dict) -> str:
             f"{m['records']:,} change records landed in {m['flushes']} flushes; "
             f"{machine['cpus']} CPUs, load average {results['load_average_before']:.1f} at start "
             f"(shared machine); latency from a file's landing to the Thrift server showing its "
-            f"change, probe round {m['probe_round_seconds']} s (the resolution).",
+            f"change; {probing(m)}",
             "",
             report.markdown_table(header, rows),
             "",
@@ -566,6 +581,21 @@ def markdown(results: dict) -> str:
     )
 
 
+def probing(measured: dict[str, Any]) -> str:
+    """How often the prober asked (the resolution), and the cores each side used meanwhile."""
+    text = f"probe round {measured['probe_round_seconds']} s"
+    if (pause := measured.get("probe_pause_seconds")) is not None:
+        text += f", then a pause of {pause:g} s"
+    text += " (the resolution)."
+    if measured.get("service_cores") is not None:
+        text += (
+            f" While the changes streamed and drained, the service used"
+            f" {measured['service_cores']} cores, the Thrift server (answering the prober)"
+            f" {measured['thrift_cores']}."
+        )
+    return text
+
+
 def command_line(results: dict[str, Any]) -> str:
     """The command that makes these results again."""
     line = (
@@ -576,7 +606,18 @@ def command_line(results: dict[str, Any]) -> str:
         line += f" --extra-tables {extra}" + (" --idle-extras" if results["idle_extras"] else "")
     if mor := results.get("merge_on_read"):
         line += f" --merge-on-read {','.join(mor)}"
-    return line
+    return line + probe_pause_flag(results.get("measured", {}))
+
+
+def pause_suffix(pause: float) -> str:
+    """A results file name's `-pauseS` when the prober paused other than the default."""
+    return f"-pause{pause:g}" if pause != PROBE_PAUSE else ""
+
+
+def probe_pause_flag(measured: dict[str, Any]) -> str:
+    """` --probe-pause S` when a run's prober paused other than the default, else nothing."""
+    pause = measured.get("probe_pause_seconds", PROBE_PAUSE)
+    return f" --probe-pause {pause:g}" if pause != PROBE_PAUSE else ""
 
 
 def extra_tables_state(state: dict[str, Any]) -> str:

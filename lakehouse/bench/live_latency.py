@@ -33,13 +33,18 @@ from ingestion.settings import Settings, settings
 from lakehouse import thrift_client
 from lakehouse.bench import report
 from lakehouse.bench.contenders import fresh, thrift_running
+from lakehouse.bench.cpu import CoreMeter
 from lakehouse.bench.latency import (
     DRAIN_DEADLINE,
+    PROBE_PAUSE,
     SNAPSHOT_DEADLINE,
     Prober,
     by_table_line,
     caught_up_after,
     merge_on_read_project,
+    pause_suffix,
+    probe_pause_flag,
+    probing,
     publish,
     start_service,
     stop_service,
@@ -186,6 +191,7 @@ def measure(
     options: WorkloadOptions,
     log: Callable[[str], None],
     merge_on_read: tuple[str, ...] = (),
+    probe_pause: float = PROBE_PAUSE,
 ) -> dict[str, Any]:
     """The service from Kafka, the workload and the probes; the figures of the streaming part."""
     health = work / "health.json"
@@ -209,7 +215,11 @@ def measure(
                         run_workload(options, conf, lambda _: None, state_read)
                     )
                 )
-                with Prober(conf, visible_by_key) as prober:
+                with (
+                    Prober(conf, visible_by_key, probe_pause) as prober,
+                    CoreMeter([service.pid]) as service_cores,
+                    CoreMeter([thrift_pid]) as thrift_cores,
+                ):
                     workload.start()
                     probe_while(workload, state_read, writer, prober)
                     workload.join()
@@ -233,6 +243,9 @@ def measure(
         "by_table": prober.by_table(),
         "unseen": prober.unseen + prober.outstanding(),
         "probe_round_seconds": percentile(prober.rounds, 0.5),
+        "probe_pause_seconds": prober.pause,
+        "service_cores": service_cores.cores,
+        "thrift_cores": thrift_cores.cores,
         "service_exit": returncode,
         "service_peak_rss_bytes": memory.peak,
         "thrift_peak_rss_bytes": thrift.peak,
@@ -291,12 +304,12 @@ def markdown(results: dict[str, Any]) -> str:
         [
             f"### bench latency --live --scale {results['scale']:g} --rate {results['rate']:g} "
             f"--minutes {results['minutes']:g}"
-            + (f" --merge-on-read {','.join(mor)}" if mor else ""),
+            + (f" --merge-on-read {','.join(mor)}" if mor else "")
+            + probe_pause_flag(m),
             "",
             f"From a probe row's commit in PostgreSQL or MariaDB to the Thrift server showing it "
             f"(Debezium, Kafka, `lakehouse ingest --continuous`); {results['machine']['cpus']} "
-            f"CPUs, load average {results['load_average_before']:.1f} at start; probe round "
-            f"{m['probe_round_seconds']} s (the resolution).",
+            f"CPUs, load average {results['load_average_before']:.1f} at start; {probing(m)}",
             "",
             report.markdown_table(header, [row]),
             "",
@@ -328,10 +341,12 @@ def run_live_latency_bench(
     results_dir: Path | None = None,
     log: Callable[[str], None] = print,
     merge_on_read: tuple[str, ...] = (),
+    probe_pause: float = PROBE_PAUSE,
 ) -> dict[str, Any]:
     """The chain up and loaded, the service from Kafka, the workload and the probes; report.
 
-    `merge_on_read`: the live tables the service writes as merge-on-read (a project copy).
+    `merge_on_read`: the live tables the service writes as merge-on-read (a project copy);
+    `probe_pause`: seconds between the prober's rounds.
     """
     started = time.monotonic()
     if unknown := sorted(set(merge_on_read) - {t.name for t in live_tables()}):
@@ -340,9 +355,10 @@ def run_live_latency_bench(
     load_before = report.machine()["load_average_1m"]
     conf, work, _ = chain_ready("latency-live", scale, log)
     options = WorkloadOptions(rate=rate, minutes=minutes)
-    measured = measure(conf, work, options, log, merge_on_read)
+    measured = measure(conf, work, options, log, merge_on_read, probe_pause)
     results = figures(scale, options, measured, merge_on_read)
     name = f"latency-live-scale{scale:g}-rate{rate:g}" + ("-mor" if merge_on_read else "")
+    name += pause_suffix(probe_pause)
     path = publish(results, markdown, name, started, load_before, results_dir)
     lat = results["latency_seconds"]
     log(

@@ -20,18 +20,24 @@ from .test_bench import run_bench
 def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tmp_path) -> None:
     results, printed = run_bench(
         "latency", "--scale", "0.001", "--rate", "10", "--minutes", "0.5", "--extra-tables", "3",
-        "--merge-on-read", "sales", results=tmp_path,
+        "--merge-on-read", "sales", "--probe-pause", "0.5", results=tmp_path,
     )  # fmt: skip
     assert results["valid"] is True
     assert results["state"]["ours_matches_expected"] is True
     # The service ran on a project copy listing 3 small tables more; each holds its last change.
     assert results["extra_tables"] == 3 and results["state"]["extra_tables_match"] is True
     # ... and saying `table_type: mor` for sales, which its bronze table is.
-    assert results["merge_on_read"] == ["sales"] and " --merge-on-read sales\n" in printed
+    assert results["merge_on_read"] == ["sales"] and " --merge-on-read sales " in printed
     work = Path(settings().home) / "bench" / "latency"
     properties = work / "lake" / "bench_latency" / "sales" / ".hoodie" / "hoodie.properties"
     assert "hoodie.table.type=MERGE_ON_READ" in properties.read_text()
     assert results["measured"]["service_exit"] == 0
+    # The prober paused as asked, and each side's cores while the changes streamed are there:
+    # the service applied them, the Thrift server answered the prober.
+    measured = results["measured"]
+    assert measured["probe_pause_seconds"] == 0.5 and " --probe-pause 0.5\n" in printed
+    assert measured["service_cores"] > 0 and measured["thrift_cores"] > 0
+    assert f"the service used {measured['service_cores']} cores" in printed
     assert results["samples"] > 0 and results["unseen_samples"] == 0
     lat = results["latency_seconds"]
     assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
