@@ -536,6 +536,8 @@ def figures(options: LatencyOptions, measured: dict, state: dict) -> dict:
         "state": state,
         "valid": valid,
         "goals": {
+            "p50_within_10s": p50 is not None and p50 <= 10,
+            "p95_within_20s": p95 is not None and p95 <= 20,
             "p50_within_15s": p50 is not None and p50 <= 15,
             "p95_within_30s": p95 is not None and p95 <= 30,
             "sustains_1000_events_per_second": sustained >= 1000,
@@ -583,17 +585,13 @@ def markdown(results: dict) -> str:
 
 def probing(measured: dict[str, Any]) -> str:
     """How often the prober asked (the resolution), and the cores each side used meanwhile."""
-    text = f"probe round {measured['probe_round_seconds']} s"
-    if (pause := measured.get("probe_pause_seconds")) is not None:
-        text += f", then a pause of {pause:g} s"
-    text += " (the resolution)."
-    if measured.get("service_cores") is not None:
-        text += (
-            f" While the changes streamed and drained, the service used"
-            f" {measured['service_cores']} cores, the Thrift server (answering the prober)"
-            f" {measured['thrift_cores']}."
-        )
-    return text
+    return (
+        f"probe round {measured['probe_round_seconds']} s,"
+        f" then a pause of {measured['probe_pause_seconds']:g} s (the resolution)."
+        f" While the changes streamed and drained, the service used"
+        f" {measured['service_cores']} cores, the Thrift server (answering the prober)"
+        f" {measured['thrift_cores']}."
+    )
 
 
 def command_line(results: dict[str, Any]) -> str:
@@ -606,7 +604,7 @@ def command_line(results: dict[str, Any]) -> str:
         line += f" --extra-tables {extra}" + (" --idle-extras" if results["idle_extras"] else "")
     if mor := results.get("merge_on_read"):
         line += f" --merge-on-read {','.join(mor)}"
-    return line + probe_pause_flag(results.get("measured", {}))
+    return line + probe_pause_flag(results["measured"])
 
 
 def pause_suffix(pause: float) -> str:
@@ -616,7 +614,7 @@ def pause_suffix(pause: float) -> str:
 
 def probe_pause_flag(measured: dict[str, Any]) -> str:
     """` --probe-pause S` when a run's prober paused other than the default, else nothing."""
-    pause = measured.get("probe_pause_seconds", PROBE_PAUSE)
+    pause = measured["probe_pause_seconds"]
     return f" --probe-pause {pause:g}" if pause != PROBE_PAUSE else ""
 
 
