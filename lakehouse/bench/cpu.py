@@ -29,6 +29,13 @@ def cpu_seconds(pid: int) -> float:
     return sum(int(value) for value in fields[11:15]) / CLOCK_TICKS
 
 
+def uptime_seconds(pid: int) -> float:
+    """Seconds since `pid` started (proc(5): its start time in clock ticks after boot)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    started = int(text[text.rindex(")") + 2 :].split()[19]) / CLOCK_TICKS
+    return float(Path("/proc/uptime").read_text().split()[0]) - started
+
+
 def tree_cpu_seconds(roots: Iterable[int]) -> float:
     """CPU seconds of every live process of the trees under `roots` (one gone is skipped)."""
     total = 0.0
@@ -39,17 +46,32 @@ def tree_cpu_seconds(roots: Iterable[int]) -> float:
 
 
 class CoreMeter:
-    """The cores a process tree used on average while the `with` block ran."""
+    """The cores a process tree used on average while the `with` block ran.
+
+    `before` keeps the CPU seconds the tree had used when the block began and
+    `age` how long its first root had been running then: a long-running
+    server that has already answered for minutes has compiled its hot paths,
+    one started for the run has not (decision 0026).
+    """
 
     def __init__(self, roots: Iterable[int]) -> None:
         self.roots = list(roots)
         self.cores: float | None = None
+        self.before = 0.0
+        self.age: float | None = None
 
     def __enter__(self) -> CoreMeter:
         self._started = time.monotonic()
-        self._before = tree_cpu_seconds(self.roots)
+        self.before = tree_cpu_seconds(self.roots)
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            self.age = uptime_seconds(self.roots[0])
         return self
 
+    def warmth(self) -> dict[str, float | None]:
+        """The tree's age and CPU seconds when the block began, for a results file."""
+        age = None if self.age is None else round(self.age)
+        return {"uptime_seconds": age, "cpu_seconds": round(self.before, 1)}
+
     def __exit__(self, *_: object) -> None:
-        used = tree_cpu_seconds(self.roots) - self._before
+        used = tree_cpu_seconds(self.roots) - self.before
         self.cores = round(used / max(time.monotonic() - self._started, 1e-9), 2)

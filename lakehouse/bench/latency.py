@@ -503,6 +503,7 @@ def measure(
         "probe_pause_seconds": prober.pause,
         "service_cores": service_cores.cores,
         "thrift_cores": thrift_cores.cores,
+        "thrift_before": thrift_cores.warmth(),
         "service_exit": returncode,
         "service_peak_rss_bytes": memory.peak,
         "thrift_peak_rss_bytes": thrift.peak,
@@ -584,14 +585,23 @@ def markdown(results: dict) -> str:
 
 
 def probing(measured: dict[str, Any]) -> str:
-    """How often the prober asked (the resolution), and the cores each side used meanwhile."""
-    return (
+    """How often the prober asked (the resolution), the cores each side used meanwhile, and
+    how warm the Thrift server was when the changes began."""
+    text = (
         f"probe round {measured['probe_round_seconds']} s,"
         f" then a pause of {measured['probe_pause_seconds']:g} s (the resolution)."
         f" While the changes streamed and drained, the service used"
         f" {measured['service_cores']} cores, the Thrift server (answering the prober)"
         f" {measured['thrift_cores']}."
     )
+    before = measured.get("thrift_before") or {}
+    if before.get("uptime_seconds") is not None:
+        text += (
+            f" The Thrift server had been up {before['uptime_seconds']:,} s and used"
+            f" {before['cpu_seconds']:,} CPU seconds before them (one started for the run"
+            f" answers slower until its JIT has compiled the read path)."
+        )
+    return text
 
 
 def command_line(results: dict[str, Any]) -> str:

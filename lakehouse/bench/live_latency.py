@@ -246,6 +246,7 @@ def measure(
         "probe_pause_seconds": prober.pause,
         "service_cores": service_cores.cores,
         "thrift_cores": thrift_cores.cores,
+        "thrift_before": thrift_cores.warmth(),
         "service_exit": returncode,
         "service_peak_rss_bytes": memory.peak,
         "thrift_peak_rss_bytes": thrift.peak,

@@ -38,6 +38,10 @@ def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tm
     assert measured["probe_pause_seconds"] == 0.5 and " --probe-pause 0.5\n" in printed
     assert measured["service_cores"] > 0 and measured["thrift_cores"] > 0
     assert f"the service used {measured['service_cores']} cores" in printed
+    # How warm the Thrift server was when the changes began: up since the stack started.
+    before = measured["thrift_before"]
+    assert before["uptime_seconds"] > 0 and before["cpu_seconds"] > 0
+    assert f"The Thrift server had been up {before['uptime_seconds']:,} s" in printed
     assert results["samples"] > 0 and results["unseen_samples"] == 0
     lat = results["latency_seconds"]
     assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
