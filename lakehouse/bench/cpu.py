@@ -20,19 +20,22 @@ from lakehouse.bench.memory import tree
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def _stat_fields(pid: int) -> list[str]:
+    """`pid`'s /proc stat fields after the command name (which may hold spaces): the
+    3rd field of proc(5) is the first here."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2 :].split()
+
+
 def cpu_seconds(pid: int) -> float:
     """User and system seconds of `pid`, with those of the children it has waited for."""
-    text = Path(f"/proc/{pid}/stat").read_text()
-    # Fields after the command name (which may hold spaces): utime, stime,
-    # cutime and cstime are the 14th to 17th of proc(5), 12th to 15th here.
-    fields = text[text.rindex(")") + 2 :].split()
-    return sum(int(value) for value in fields[11:15]) / CLOCK_TICKS
+    # utime, stime, cutime and cstime: the 14th to 17th fields of proc(5).
+    return sum(int(value) for value in _stat_fields(pid)[11:15]) / CLOCK_TICKS
 
 
 def uptime_seconds(pid: int) -> float:
-    """Seconds since `pid` started (proc(5): its start time in clock ticks after boot)."""
-    text = Path(f"/proc/{pid}/stat").read_text()
-    started = int(text[text.rindex(")") + 2 :].split()[19]) / CLOCK_TICKS
+    """Seconds since `pid` started (proc(5)'s 22nd field: its start in clock ticks after boot)."""
+    started = int(_stat_fields(pid)[19]) / CLOCK_TICKS
     return float(Path("/proc/uptime").read_text().split()[0]) - started
 
 
