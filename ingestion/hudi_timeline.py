@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ingestion.paths import to_hadoop_uri
+from ingestion.paths import to_hadoop_uri, to_local_path
 
 # A Hudi table is at a path once `.hoodie` holds this file: a writer creating
 # the table makes the folder first, and a reader that took the folder alone for
@@ -28,7 +28,31 @@ COMPLETED = re.compile(r"^(?P<t>\d+)_(?P<done>\d+)\.(?P<action>commit|deltacommi
 
 
 def _mtimes(spark: Any, folder: str) -> dict[str, float] | None:
-    """File name -> modification time in seconds since the epoch (None: no such folder)."""
+    """File name -> modification time in seconds since the epoch (None: no such folder).
+
+    A local folder is listed by the OS: through Hadoop, every file costs several
+    calls from Python to the JVM, which added up to a quarter of a table's
+    calls in each micro-batch (decision 0021).
+    """
+    local = to_local_path(folder)
+    return _local_mtimes(local) if local is not None else _store_mtimes(spark, folder)
+
+
+def _local_mtimes(folder: Path) -> dict[str, float] | None:
+    """What Hadoop's local file system lists: every file but its own `.<name>.crc` checksums."""
+    try:
+        with os.scandir(folder) as entries:
+            return {
+                entry.name: entry.stat().st_mtime
+                for entry in entries
+                if not (entry.name.startswith(".") and entry.name.endswith(".crc"))
+            }
+    except FileNotFoundError:
+        return None
+
+
+def _store_mtimes(spark: Any, folder: str) -> dict[str, float] | None:
+    """A remote store's folder (s3a://...), listed through Hadoop."""
     jvm = spark._jvm
     path = jvm.org.apache.hadoop.fs.Path(folder)
     fs = path.getFileSystem(spark._jsc.hadoopConfiguration())

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingestion import hudi_writer
+import pytest
+
+from ingestion import hudi_timeline, hudi_writer
 from ingestion.config import load_tables
 
 
@@ -145,3 +148,21 @@ def test_hudi_plans_a_clean_after_ten_commits_not_after_each(spark, tmp_path: Pa
     assert len([n for n in timeline if n.endswith(".clean")]) == 1
     stored = spark.read.format("hudi").load(str(path)).select("salesid").collect()
     assert sorted(r.salesid for r in stored) == list(range(60))
+
+
+def test_a_local_timeline_is_listed_as_hadoop_lists_it(spark, tmp_path: Path) -> None:
+    """The OS listing of a local table (hudi_timeline.py) names what Hadoop's does, at its
+    times, leaving out the `.crc` checksums beside each file, and needs no JVM."""
+    table = load_tables(database="writer_test")["sales"]
+    path = tmp_path / "sales_changelog"
+    options = hudi_writer.changelog_options(table, parallelism=1)
+    hudi_writer.write(events(spark, 0, 5), str(path), options, "bulk_insert", new_table=True)
+    hudi_writer.write(events(spark, 5, 5), str(path), options, "insert", new_table=False)
+    for folder in (path / ".hoodie", path / ".hoodie" / "timeline"):
+        assert any(name.endswith(".crc") for name in os.listdir(folder))
+        hadoop = hudi_timeline._store_mtimes(spark, folder.as_uri())
+        assert hadoop and hudi_timeline._local_mtimes(folder) == pytest.approx(hadoop, abs=0.001)
+    no_jvm = None
+    timeline = hudi_timeline.timeline_files(no_jvm, str(path)) or {}
+    assert len([name for name in timeline if name.endswith(".commit")]) == 2
+    assert hudi_timeline.timeline_files(no_jvm, str(tmp_path / "absent")) is None
