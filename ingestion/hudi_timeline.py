@@ -12,6 +12,7 @@ compaction). One listing of two folders; no Hudi client, no Spark job.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -39,16 +40,18 @@ def _mtimes(spark: Any, folder: str) -> dict[str, float] | None:
 
 
 def _local_mtimes(folder: Path) -> dict[str, float] | None:
-    """What Hadoop's local file system lists: every file but its own `.<name>.crc` checksums."""
+    """What Hadoop's local file system lists: every file but its own `.<name>.crc` checksums,
+    and, as Hadoop does, none removed between the listing and its stat (an archived instant)."""
     try:
-        with os.scandir(folder) as entries:
-            return {
-                entry.name: entry.stat().st_mtime
-                for entry in entries
-                if not (entry.name.startswith(".") and entry.name.endswith(".crc"))
-            }
+        with os.scandir(folder) as listed:
+            entries = [e for e in listed if not (e.name[0] == "." and e.name.endswith(".crc"))]
     except FileNotFoundError:
         return None
+    times = {}
+    for entry in entries:
+        with contextlib.suppress(FileNotFoundError):
+            times[entry.name] = entry.stat().st_mtime
+    return times
 
 
 def _store_mtimes(spark: Any, folder: str) -> dict[str, float] | None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 
 import pytest
 
+from ingestion import hudi_timeline
 from ingestion.checkpoint import Checkpoint, oldest
 from ingestion.commits import ChangelogPart, changelog_parts
 from ingestion.continuous import Pacing
@@ -180,3 +183,17 @@ def test_pacing_keeps_the_min_sync_interval_and_polls_when_idle() -> None:
     assert pacing.wait_after(committed, started=100.0, now=102.0) == 3.0
     assert pacing.wait_after(committed, started=100.0, now=107.0) == 0.0
     assert pacing.wait_after(idle, started=100.0, now=100.2) == pytest.approx(0.8)
+
+
+def test_a_timeline_file_removed_while_listed_is_left_out(tmp_path, monkeypatch) -> None:
+    """An instant archived between the listing and its stat is skipped, as Hadoop skips it,
+    and the folder still lists: a table seen as absent would be created anew."""
+    kept = tmp_path / "20260101000000100_20260101000005000.commit"
+    kept.write_text("{}")
+    (tmp_path / ".20260101000000100_20260101000005000.commit.crc").write_text("")
+    archived = tmp_path / "20250101000000100_20250101000005000.commit"
+    archived.write_text("{}")
+    listed = list(os.scandir(tmp_path))
+    archived.unlink()
+    monkeypatch.setattr(hudi_timeline.os, "scandir", lambda _: contextlib.nullcontext(listed))
+    assert list(hudi_timeline._local_mtimes(tmp_path) or {}) == [kept.name]
