@@ -77,15 +77,9 @@ def timeline_files(spark: Any, path: str) -> dict[str, float] | None:
     return _mtimes(spark, f"{base}/.hoodie/timeline") or {}
 
 
-def local_timeline(table: Path) -> Path | None:
-    """A local table's timeline folder, read without Spark; None when no table is there."""
-    hoodie = table / ".hoodie"
-    return hoodie / "timeline" if (hoodie / TABLE_PROPERTIES).exists() else None
-
-
-def local_timeline_names(timeline: Path) -> list[str]:
-    """The file names in a local timeline folder (none before the first instant)."""
-    return os.listdir(timeline) if timeline.is_dir() else []
+def timeline_folder(table: Path) -> Path:
+    """A local table's timeline folder, whose commit files a reader without Spark opens."""
+    return table / ".hoodie" / "timeline"
 
 
 def newest_completed(files: dict[str, float]) -> str | None:

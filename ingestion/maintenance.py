@@ -35,10 +35,11 @@ from ingestion.table_state import has_record_index
 
 # Options of the compaction's write client beyond the table's own properties:
 # a plan for every log file (one delta commit is enough), merged as Spark rows
-# as the bronze writes merge them.
+# and written without bloom filters, as the bronze writes are (decision 0008).
 COMPACTION_OPTIONS = {
     "hoodie.compact.inline.max.delta.commits": "1",
     "hoodie.write.record.merge.custom.implementation.classes": hudi_writer.SPARK_MERGER,
+    **hudi_writer.NO_BLOOM_FILTERS,
 }
 
 
@@ -100,12 +101,11 @@ def needs_clustering(files: dict[str, float], after_commits: int) -> bool:
 
 
 def _local_timeline(conf: Settings, database: str, name: str) -> dict[str, float] | None:
-    """A table's timeline file names read without Spark ({} with no table); None when remote."""
-    folder = to_local_path(table_path(conf, database, name))
-    if folder is None:
+    """A table's timeline files read without Spark ({} with no table); None when remote."""
+    path = table_path(conf, database, name)
+    if to_local_path(path) is None:
         return None
-    timeline = hudi_timeline.local_timeline(folder)
-    return dict.fromkeys(hudi_timeline.local_timeline_names(timeline), 0.0) if timeline else {}
+    return hudi_timeline.timeline_files(None, path) or {}
 
 
 def due_tables(

@@ -25,7 +25,7 @@ import fastavro
 
 from ingestion.checkpoint import KEY, Checkpoint, oldest
 from ingestion.config import TableConfig
-from ingestion.hudi_timeline import COMPLETED, local_timeline, local_timeline_names
+from ingestion.hudi_timeline import COMPLETED, timeline_files, timeline_folder
 from ingestion.paths import TablePaths, to_local_path
 from ingestion.profile import StepTiming
 from ingestion.results import IngestRun, TableResult, ingestion_time
@@ -74,10 +74,10 @@ class Committed:
 
 def committed(path: str) -> Committed:
     """The newest completed commit holding a checkpoint; nothing with no table or commit."""
-    timeline = local_timeline(local_path(path))
-    if timeline is None:
+    timeline = timeline_folder(local_path(path))
+    names = timeline_files(None, path)
+    if names is None:
         return Committed({})
-    names = local_timeline_names(timeline)
     completed = sorted((m["t"], m["done"], name) for name in names if (m := COMPLETED.match(name)))
     newest = max((done for _, done, _ in completed), default=None)
     for _, _, name in reversed(completed):

@@ -6,6 +6,7 @@ import dataclasses
 import datetime
 import decimal
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,26 @@ def thrift_rows(database: str, table: str, columns: list[str]) -> list[dict]:
 
 def key_of(table: str) -> str:
     return load_tables()[table].key[0]
+
+
+def footers(spark, path: Path) -> Iterator:
+    """The footer (Parquet's `ParquetMetadata`) of every Parquet file under `path`, or of
+    the file `path`."""
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    for file in path.glob("*.parquet") if path.is_dir() else [path]:
+        yield jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(
+            conf, jvm.org.apache.hadoop.fs.Path(file.as_uri())
+        )
+
+
+BLOOM_FILTER = "org.apache.hudi.bloomfilter"  # Hudi's footer key for a file's key filter
+
+
+def footer_keys(spark, path: Path) -> set[str]:
+    """The key-value metadata keys of the footers of `path`'s Parquet files (`footers`)."""
+    return {
+        key
+        for footer in footers(spark, path)
+        for key in footer.getFileMetaData().getKeyValueMetaData().keySet()
+    }

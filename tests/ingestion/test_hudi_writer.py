@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ingestion import hudi_timeline, hudi_writer
 from ingestion.config import load_tables
+
+from .bronze import BLOOM_FILTER, footer_keys, footers
 
 
 def events(spark, first: int, count: int):
@@ -48,16 +49,6 @@ def test_a_redelivered_event_stays_one_row_and_no_changelog_file_is_rewritten(
 REWRITING = {"hoodie.parquet.small.file.limit": str(100 * 1024**2)}
 
 
-def footers(spark, path: Path) -> Iterator:
-    """The footer (Parquet's `ParquetMetadata`) of every Parquet file under `path`."""
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    for file in path.glob("*.parquet"):
-        yield jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(
-            conf, jvm.org.apache.hadoop.fs.Path(file.as_uri())
-        )
-
-
 def parquet_codecs(spark, path: Path) -> set[str]:
     """The codec of every column chunk of every Parquet file under `path`."""
     return {
@@ -65,18 +56,6 @@ def parquet_codecs(spark, path: Path) -> set[str]:
         for footer in footers(spark, path)
         for block in footer.getBlocks()
         for column in block.getColumns()
-    }
-
-
-BLOOM_FILTER = "org.apache.hudi.bloomfilter"  # Hudi's footer key for a file's key filter
-
-
-def footer_keys(spark, path: Path) -> set[str]:
-    """The key-value metadata keys of every Parquet file's footer under `path`."""
-    return {
-        key
-        for footer in footers(spark, path)
-        for key in footer.getFileMetaData().getKeyValueMetaData().keySet()
     }
 
 
