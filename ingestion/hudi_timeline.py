@@ -24,6 +24,8 @@ from ingestion.paths import to_hadoop_uri, to_local_path
 # the table makes the folder first, and a reader that took the folder alone for
 # a table failed on the missing properties while the table was created.
 TABLE_PROPERTIES = "hoodie.properties"
+# Where a Hudi 1.x table keeps its active timeline, relative to the table's path.
+TIMELINE = ".hoodie/timeline"
 
 COMPLETED = re.compile(r"^(?P<t>\d+)_(?P<done>\d+)\.(?P<action>commit|deltacommit|replacecommit)$")
 
@@ -74,12 +76,12 @@ def timeline_files(spark: Any, path: str) -> dict[str, float] | None:
     meta = _mtimes(spark, f"{base}/.hoodie")
     if meta is None or TABLE_PROPERTIES not in meta:
         return None
-    return _mtimes(spark, f"{base}/.hoodie/timeline") or {}
+    return _mtimes(spark, f"{base}/{TIMELINE}") or {}
 
 
 def timeline_folder(table: Path) -> Path:
     """A local table's timeline folder, whose commit files a reader without Spark opens."""
-    return table / ".hoodie" / "timeline"
+    return table / TIMELINE
 
 
 def newest_completed(files: dict[str, float]) -> str | None:

@@ -129,6 +129,33 @@ def test_hudi_plans_a_clean_after_ten_commits_not_after_each(spark, tmp_path: Pa
     assert sorted(r.salesid for r in stored) == list(range(60))
 
 
+def merges_by_record_position(frame) -> bool:
+    """Whether Hudi's reader of `frame` merges log records by position (its own setting)."""
+    scan = frame._jdf.queryExecution().executedPlan().collectLeaves().head()
+    file_format = scan.relation().fileFormat()
+    field = file_format.getClass().getDeclaredField("shouldUseRecordPosition")
+    field.setAccessible(True)
+    return field.getBoolean(file_format)
+
+
+def test_a_merge_on_read_snapshot_merges_log_records_by_key(spark, tmp_path: Path) -> None:
+    """conf/hudi-defaults.conf: a bucket's log records meet their base rows by record key
+    (bronze's log blocks carry no record positions), the newest in the source's order winning."""
+    table = load_tables(database="writer_test")["sales"]
+    path = tmp_path / "sales"
+    options = hudi_writer.bronze_options(table, 1, hudi_writer.BronzeLayout.of(True, 2, False))
+    schema = "salesid int, _cdc_position string, qtysold int"
+    first = [(n, "0001", 1) for n in range(10)]
+    changes = [(n, "0002", 2) for n in range(0, 10, 3)] + [(4, "0000", 9)]  # one stale change
+    hudi_writer.write(spark.createDataFrame(first, schema), str(path), options, "upsert", True)
+    hudi_writer.write(spark.createDataFrame(changes, schema), str(path), options, "upsert", False)
+    assert list(path.glob(".*.log.*")), "the changes went to log files"
+    snapshot = spark.read.format("hudi").load(str(path))
+    assert not merges_by_record_position(snapshot)
+    stored = {r.salesid: r.qtysold for r in snapshot.select("salesid", "qtysold").collect()}
+    assert stored == {n: 2 if n % 3 == 0 else 1 for n in range(10)}
+
+
 def test_a_local_timeline_is_listed_as_hadoop_lists_it(spark, tmp_path: Path) -> None:
     """The OS listing of a local table (hudi_timeline.py) names what Hadoop's does, at its
     times, leaving out the `.crc` checksums beside each file, and needs no JVM."""
