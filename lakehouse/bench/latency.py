@@ -49,10 +49,13 @@ from lakehouse.bench.staging import Landing, open_landing, stage
 from lakehouse.cdc.generate import GenerateOptions, generate
 from lakehouse.output import console
 from lakehouse.project_copy import project_copy
+from lakehouse.stack import tail
 
 DATABASE = "bench_latency"
 SNAPSHOT_DEADLINE = 1800
 DRAIN_DEADLINE = 900
+# In the run's work folder, beside its health file (health.json).
+SERVICE_LOG = Path("logs") / "service.log"
 PROBE_TIMEOUT = 900.0  # a sample not visible by then counts as unseen
 # Between probe rounds: asked without a pause, the Thrift server's answers
 # took most of a core from the two the service is measured on (decision 0026).
@@ -327,7 +330,7 @@ def start_service(
         "LAKEHOUSE_INGEST_HEALTH_FILE": str(health),
         **(env or {}),
     }
-    log = (work / "logs" / "service.log").open("wb")
+    log = (work / SERVICE_LOG).open("wb")
     return subprocess.Popen(
         python_module(
             "lakehouse.cli", "ingest", "--continuous", *(["--tables", tables] if tables else [])
@@ -349,6 +352,13 @@ def _stopped_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def exited(service: subprocess.Popen, log: Path) -> str:
+    """The service's exit and the last line it printed (its one-line error), where the log is:
+    the next run's set-up empties the logs folder."""
+    last = tail(log, 1).strip() or "no output"
+    return f"the ingestion service exited with {service.returncode}: {last} (log {log})"
+
+
 def wait_health(
     health: Path, service: subprocess.Popen, ready: Callable[[dict], bool], deadline: float
 ) -> dict:
@@ -363,7 +373,7 @@ def wait_health(
         if state.get("pid") == service.pid and ready(state):
             return state
         if service.poll() is not None:
-            raise RuntimeError(f"the ingestion service exited with {service.returncode}")
+            raise RuntimeError(exited(service, health.parent / SERVICE_LOG))
         if time.monotonic() > ends:
             raise RuntimeError(f"the ingestion service did not get there within {deadline} s")
         time.sleep(0.5)

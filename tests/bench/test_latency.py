@@ -4,12 +4,16 @@ cannot rot; the feed without Spark."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from ingestion.config import load_tables
 from ingestion.settings import settings
-from lakehouse.bench.latency import Prober, generate_changes
+from lakehouse.bench.latency import SERVICE_LOG, Prober, generate_changes, wait_health
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, sample_of
 from lakehouse.bench.live_latency import service_env
 from lakehouse.bench.staging import open_landing
@@ -126,3 +130,18 @@ def test_the_live_service_runs_on_a_copy_making_the_named_tables_merge_on_read(t
     }
     shipped = {name: table.table_type for name, table in load_tables().items()}
     assert kinds == {**shipped, "listing": "mor"} and shipped["listing"] != "mor"
+
+
+def test_a_service_that_exits_is_reported_with_its_last_line_and_log(tmp_path) -> None:
+    """The next run empties the logs folder, so the error itself says why the service stopped."""
+    log = tmp_path / SERVICE_LOG
+    log.parent.mkdir()
+    command = "import sys; print('starting'); sys.exit('tables.yml: no table named lsting')"
+    with log.open("wb") as output:
+        service = subprocess.Popen([sys.executable, "-c", command], stdout=output, stderr=output)
+        service.wait(timeout=60)
+    with pytest.raises(RuntimeError) as raised:
+        wait_health(tmp_path / "health.json", service, lambda _: True, deadline=60)
+    assert str(raised.value) == (
+        f"the ingestion service exited with 1: tables.yml: no table named lsting (log {log})"
+    )

@@ -26,6 +26,7 @@ from typing import Any
 
 from ingestion.config import load_tables
 from ingestion.engine import ingest
+from ingestion.hudi_timeline import timeline_folder
 from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
 from ingestion.settings import settings
 from ingestion.sources.kafka import KafkaSource, framing
@@ -240,7 +241,7 @@ def test_chain_listens_on_loopback_only(live_chain: Live) -> None:
 
 def _commit_count(spark, table: str) -> int:
     path = table_path(settings(), DATABASE, table)
-    timeline = Path(path) / ".hoodie" / "timeline"
+    timeline = timeline_folder(Path(path))
     folder = timeline if timeline.exists() else Path(path) / ".hoodie"
     return len(list(folder.glob("*.commit")))
 
@@ -250,7 +251,7 @@ def _quiet(_: str) -> None:
 
 
 def _inflight(table: str) -> int:
-    timeline = Path(table_path(settings(), DATABASE, table)) / ".hoodie" / "timeline"
+    timeline = timeline_folder(Path(table_path(settings(), DATABASE, table)))
     return len([p for p in timeline.glob("*") if p.name.endswith(".inflight")])
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestion.hudi_timeline import timeline_folder
 from ingestion.maintenance import maintain
 from ingestion.nothing_new import nothing_new
 from ingestion.paths import table_path
@@ -34,7 +35,7 @@ DEADLINE_SECONDS = 900
 
 
 def timeline(conf, database: str, table: str) -> Path:
-    return Path(table_path(conf, database, table)) / ".hoodie" / "timeline"
+    return timeline_folder(Path(table_path(conf, database, table)))
 
 
 def has(folder: Path, suffix: str) -> bool:
@@ -46,7 +47,7 @@ def metadata_table(conf, database: str, table: str) -> Path:
 
 
 def metadata_timeline(conf, database: str, table: str) -> Path:
-    return metadata_table(conf, database, table) / ".hoodie" / "timeline"
+    return timeline_folder(metadata_table(conf, database, table))
 
 
 def in_flight(folder: Path, action: str = "") -> list[str]:

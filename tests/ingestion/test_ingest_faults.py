@@ -11,6 +11,7 @@ import pytest
 
 from ingestion import commits
 from ingestion.config import load_tables
+from ingestion.hudi_timeline import timeline_folder
 from ingestion.maintenance import maintain
 from ingestion.paths import QUARANTINE, table_path, to_hadoop_uri
 from ingestion.table_state import read_state
@@ -165,7 +166,7 @@ def test_late_and_duplicate_events_never_win(spark, category_landing, tmp_path: 
 def commits_written(table: Path) -> list[tuple[str, int]]:
     """Each completed commit's operation and rows written, oldest first, from Hudi's metadata."""
     found = []
-    for path in sorted((table / ".hoodie" / "timeline").glob("*_*.commit")):
+    for path in sorted(timeline_folder(table).glob("*_*.commit")):
         with path.open("rb") as avro:
             [metadata] = list(fastavro.reader(avro))
         stats = (metadata.get("partitionToWriteStats") or {}).values()

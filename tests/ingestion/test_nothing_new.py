@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestion.hudi_timeline import timeline_folder
 from ingestion.nothing_new import STEP, look_ahead, nothing_new
 from ingestion.paths import TablePaths
 from ingestion.settings import Settings
@@ -81,7 +82,7 @@ def test_only_a_known_small_batch_gets_the_quick_jit(current) -> None:
 def test_a_bronze_behind_its_changelog_is_left_to_the_engine(current) -> None:
     """A crash between the changelog's commit and the bronze's: bronze must catch up."""
     conf, tables, paths = current
-    newest = sorted((Path(paths.bronze) / ".hoodie" / "timeline").iterdir())[-1]
+    newest = sorted(timeline_folder(Path(paths.bronze)).iterdir())[-1]
     newest.unlink()
     assert nothing_new(conf, tables) is None
 

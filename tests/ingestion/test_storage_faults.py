@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestion.hudi_timeline import TIMELINE
 from ingestion.settings import load_settings
 
 from .bronze import differences, expected, make_landing, run_ingest, settings_for, spark_rows
@@ -114,7 +115,7 @@ def test_s3_failing_mid_commit_is_one_line_then_the_rerun_is_exact(
             landing, f"s3://{bucket}/lake", database,
             AWS_ENDPOINT_URL=proxy.url, LAKEHOUSE_SPARK_CONF=json.dumps(FAIL_FAST),
         )  # fmt: skip
-        prefix = f"lake/{database}/sales/.hoodie/timeline/"
+        prefix = f"lake/{database}/sales/{TIMELINE}/"
 
         def timeline_keys() -> list[str]:
             listed = s3_env.list_objects_v2(Bucket=bucket, Prefix=prefix)

@@ -16,6 +16,7 @@ from ingestion.decode.types import (
     incompatibility,
     parse_config_type,
 )
+from ingestion.hudi_timeline import TABLE_PROPERTIES, timeline_folder
 from ingestion.maintenance import Maintained, needs_clustering, needs_compaction
 from ingestion.ordering import connector_of, position_key
 from ingestion.sources.landing import LandingFile, advance, new_files, parse_file_name
@@ -238,11 +239,11 @@ def test_maintenance_compacts_after_a_delta_commit_or_while_a_compaction_is_pend
 
 def _timeline(lake: Path, database: str, table: str, instants: list[str]) -> None:
     """A local Hudi table's timeline with these completed instants (file names only)."""
-    hoodie = lake / database / table / ".hoodie"
-    (hoodie / "timeline").mkdir(parents=True)
-    (hoodie / "hoodie.properties").write_text("hoodie.table.name=" + table)
+    timeline = timeline_folder(lake / database / table)
+    timeline.mkdir(parents=True)
+    (timeline.parent / TABLE_PROPERTIES).write_text("hoodie.table.name=" + table)
     for name in instants:
-        (hoodie / "timeline" / name).write_text("")
+        (timeline / name).write_text("")
 
 
 def test_under_a_stream_one_table_at_a_time_is_maintained_once_its_delta_commits_are_due(

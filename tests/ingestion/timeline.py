@@ -12,6 +12,7 @@ from pathlib import Path
 import fastavro
 
 from ingestion.checkpoint import KEY, Checkpoint
+from ingestion.hudi_timeline import timeline_folder
 
 COMMIT_SCHEMA = fastavro.parse_schema(
     {
@@ -38,7 +39,7 @@ def commit(
 ) -> Path:
     """A completed commit, 5 ms after its request; `offsets` None leaves the checkpoint
     out (a compaction's commit); `extra`: more of its extra metadata."""
-    timeline = table / ".hoodie" / "timeline"
+    timeline = timeline_folder(table)
     timeline.mkdir(parents=True, exist_ok=True)
     (table / ".hoodie" / "hoodie.properties").touch()
     metadata = {} if offsets is None else {KEY: Checkpoint(topic, offsets).to_json()}
