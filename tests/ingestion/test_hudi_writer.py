@@ -10,7 +10,6 @@ import pytest
 
 from ingestion import hudi_timeline, hudi_writer
 from ingestion.config import load_tables
-from ingestion.hudi_timeline import timeline_folder
 
 from .bronze import BLOOM_FILTER, footer_keys, footers
 
@@ -123,7 +122,7 @@ def test_hudi_plans_a_clean_after_ten_commits_not_after_each(spark, tmp_path: Pa
     hudi_writer.write(events(spark, 0, 5), str(path), options, "bulk_insert", new_table=True)
     for batch in range(1, 12):
         hudi_writer.write(events(spark, batch * 5, 5), str(path), options, "upsert", False)
-    timeline = [p.name for p in timeline_folder(path).iterdir()]
+    timeline = [p.name for p in hudi_timeline.timeline_folder(path).iterdir()]
     assert len([n for n in timeline if n.endswith(".commit")]) == 12
     assert len([n for n in timeline if n.endswith(".clean")]) == 1
     stored = spark.read.format("hudi").load(str(path)).select("salesid").collect()
@@ -165,7 +164,7 @@ def test_a_local_timeline_is_listed_as_hadoop_lists_it(spark, tmp_path: Path) ->
     options = hudi_writer.changelog_options(table, parallelism=1)
     hudi_writer.write(events(spark, 0, 5), str(path), options, "bulk_insert", new_table=True)
     hudi_writer.write(events(spark, 5, 5), str(path), options, "insert", new_table=False)
-    for folder in (path / ".hoodie", timeline_folder(path)):
+    for folder in (path / ".hoodie", hudi_timeline.timeline_folder(path)):
         assert any(name.endswith(".crc") for name in os.listdir(folder))
         hadoop = hudi_timeline._store_mtimes(spark, folder.as_uri())
         assert hadoop and hudi_timeline._local_mtimes(folder) == pytest.approx(hadoop, abs=0.001)
