@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
-from ingestion.hudi_timeline import TABLE_PROPERTIES
+from ingestion.hudi_timeline import META_FOLDER, TABLE_PROPERTIES
 from ingestion.paths import to_hadoop_uri
 
 PREFIX = "lakehouse."
@@ -68,7 +68,7 @@ def write_options(checkpoint: Checkpoint) -> dict[str, str]:
 def table_exists(spark: SparkSession, path: str) -> bool:
     """True when a Hudi table is at `path` (its properties file, TABLE_PROPERTIES)."""
     jvm = spark._jvm
-    uri = f"{to_hadoop_uri(path).rstrip('/')}/.hoodie/{TABLE_PROPERTIES}"
+    uri = f"{to_hadoop_uri(path).rstrip('/')}/{META_FOLDER}/{TABLE_PROPERTIES}"
     properties = jvm.org.apache.hadoop.fs.Path(uri)
     return bool(properties.getFileSystem(spark._jsc.hadoopConfiguration()).exists(properties))
 

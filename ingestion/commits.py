@@ -130,49 +130,44 @@ def stored_last_position(spark: SparkSession, plan: TablePlan, profile: Profiler
 
 
 @dataclass(frozen=True)
-class ChangelogPart:
-    """One changelog commit of a batch: how its events are written, and which.
+class StoredRange:
+    """Stored source positions a batch's events may repeat, both ends inclusive."""
 
-    `up_to` keeps the events at or before a position, `past` those after it;
-    neither: all of them.
-    """
-
-    operation: str  # bulk_insert, or insert with the stored event ids dropped
-    up_to: str | None = None
-    past: str | None = None
-
-    def events(self, events: DataFrame) -> DataFrame:
-        """The batch's events this commit writes."""
-        if self.up_to is not None:
-            return events.where(F.col("_cdc_position") <= self.up_to)
-        if self.past is not None:
-            return events.where(F.col("_cdc_position") > self.past)
-        return events
+    first: str | None
+    last: str
 
 
-def changelog_parts(
+def repeatable_range(
     exists: bool, stored_last: str | None, counts: BatchCounts
-) -> list[ChangelogPart]:
-    """How a batch goes into the changelog, which keeps one row per event id.
+) -> StoredRange | None:
+    """Where a batch may repeat the changelog's stored events; None when it cannot.
 
-    An event id holds the event's source position, so events that sort after
-    every stored one cannot be stored yet: they are bulk-inserted, with no
-    lookup of their ids and no stored file rewritten (maintenance clusters the
-    small files; decision 0023). Events at or before the stored position (a
-    redelivery, a rerun after a crash between the commits, another key at a
-    snapshot's position) are inserted with the ids already stored dropped,
-    looked up through the files' bloom filters. A batch holding both is two
-    commits, the looked-up one first: the last carries the checkpoint.
+    An event id holds the event's source position, so an event that sorts
+    after every stored one cannot be stored yet. Only the events at or before
+    the stored position (a redelivery, a late event, a rerun after a crash,
+    another key at a snapshot's position) can, and only stored events of the
+    batch's own positions can match them. A changelog with no position
+    recorded or read holds no row.
     """
-    first, last = counts.first_position, counts.last_position
-    if not exists or (stored_last is not None and first is not None and first > stored_last):
-        return [ChangelogPart("bulk_insert")]
-    if stored_last is None or last is None or last <= stored_last:
-        return [ChangelogPart("insert")]
-    return [
-        ChangelogPart("insert", up_to=stored_last),
-        ChangelogPart("bulk_insert", past=stored_last),
-    ]
+    first = counts.first_position
+    if not exists or stored_last is None or (first is not None and first > stored_last):
+        return None
+    return StoredRange(first, stored_last)
+
+
+def unstored_events(
+    spark: SparkSession, path: str, events: DataFrame, stored: StoredRange
+) -> DataFrame:
+    """The events whose ids the changelog does not hold: an anti join on the stored ids.
+
+    Only the stored ids of the batch's own range of positions can match, so
+    only those are read (decision 0027).
+    """
+    position = F.col("_cdc_position")
+    held = spark.read.format("hudi").load(to_hadoop_uri(path)).where(position <= stored.last)
+    if stored.first is not None:
+        held = held.where(position >= stored.first)
+    return events.join(held.select("_cdc_event_id"), "_cdc_event_id", "left_anti")
 
 
 def write_changelog(
@@ -183,30 +178,34 @@ def write_changelog(
     counts: BatchCounts,
     profile: Profiler,
 ) -> None:
-    """Add every event (truncates included) to the changelog, with the checkpoint.
+    """Add every event not stored yet (truncates included) to the changelog, in one commit.
 
-    The last commit records the checkpoint and the highest position stored
-    (LAST_POSITION_KEY) for the next batch's choice of parts; an earlier one
-    records neither, so a crash after it re-reads the whole batch.
+    A bulk insert: files of their own, no stored file rewritten, and a
+    redelivery writes nothing (decisions 0023, 0027). The commit records the
+    checkpoint and the highest position stored (LAST_POSITION_KEY), whose
+    next batch then looks up only the events at or before it.
     """
     stored_last = stored_last_position(spark, plan, profile)
     positions = [p for p in (stored_last, counts.last_position) if p is not None]
     last = {LAST_POSITION_KEY: max(positions)} if positions else {}
     parallelism = hudi_writer.parallelism(counts.events, conf.shuffle_partitions)
     events = batch.events.select(*batch.columns, *CDC_COLUMNS, "_cdc_event_id")
-    parts = changelog_parts(plan.changelog_exists, stored_last, counts)
-    options = hudi_writer.changelog_options(plan.table, parallelism)
-    for number, part in enumerate(parts, start=1):
-        final = number == len(parts)
-        timed_write(
-            profile,
-            "changelog write" if final else "changelog redelivered",
-            part.events(events),
-            plan.paths.changelog,
-            {**options, **({**write_options(plan.batch.checkpoint), **last} if final else {})},
-            part.operation,
-            not plan.changelog_exists and number == 1,
-        )
+    stored = repeatable_range(plan.changelog_exists, stored_last, counts)
+    if stored is not None:
+        events = unstored_events(spark, plan.paths.changelog, events, stored)
+    timed_write(
+        profile,
+        "changelog write",
+        events,
+        plan.paths.changelog,
+        {
+            **hudi_writer.changelog_options(plan.table, parallelism),
+            **write_options(plan.batch.checkpoint),
+            **last,
+        },
+        "bulk_insert",
+        not plan.changelog_exists,
+    )
 
 
 @functools.cache

@@ -20,12 +20,16 @@ from typing import Any
 
 from ingestion.paths import to_hadoop_uri, to_local_path
 
-# A Hudi table is at a path once `.hoodie` holds this file: a writer creating
+# A Hudi table's own files, relative to the table's path.
+META_FOLDER = ".hoodie"
+# A Hudi table is at a path once META_FOLDER holds this file: a writer creating
 # the table makes the folder first, and a reader that took the folder alone for
 # a table failed on the missing properties while the table was created.
 TABLE_PROPERTIES = "hoodie.properties"
 # Where a Hudi 1.x table keeps its active timeline, relative to the table's path.
-TIMELINE = ".hoodie/timeline"
+TIMELINE = f"{META_FOLDER}/timeline"
+# The metadata table's own path (a Hudi table inside the table's META_FOLDER).
+METADATA_TABLE = f"{META_FOLDER}/metadata"
 
 COMPLETED = re.compile(r"^(?P<t>\d+)_(?P<done>\d+)\.(?P<action>commit|deltacommit|replacecommit)$")
 
@@ -73,7 +77,7 @@ def _store_mtimes(spark: Any, folder: str) -> dict[str, float] | None:
 def timeline_files(spark: Any, path: str) -> dict[str, float] | None:
     """The table's timeline files and their times; None when there is no Hudi table."""
     base = to_hadoop_uri(path).rstrip("/")
-    meta = _mtimes(spark, f"{base}/.hoodie")
+    meta = _mtimes(spark, f"{base}/{META_FOLDER}")
     if meta is None or TABLE_PROPERTIES not in meta:
         return None
     return _mtimes(spark, f"{base}/{TIMELINE}") or {}
@@ -117,7 +121,7 @@ def write_phases(spark: Any, path: str, started: float, ended: float) -> dict[st
         return {}
     instant, data = found
     in_metadata = _instant(
-        timeline_files(spark, f"{path.rstrip('/')}/.hoodie/metadata") or {}, instant
+        timeline_files(spark, f"{path.rstrip('/')}/{METADATA_TABLE}") or {}, instant
     )
     metadata = in_metadata[1] if in_metadata else None
     inflight = data.get("inflight", data["requested"])

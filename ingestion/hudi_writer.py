@@ -52,9 +52,9 @@ EVENTS_PER_TASK = 250_000
 # Hudi's small-file handling would read and rewrite one to add a few events.
 CHANGELOG_SMALL_FILE_BYTES = 8 * 1024**2
 
-# A changelog takes the events past its last position as a bulk insert: new
-# files, none rewritten (commits.changelog_parts). Maintenance clusters the
-# files under CHANGELOG_SMALL_FILE_BYTES into files of up to this size
+# A changelog takes every batch as a bulk insert: new files, none rewritten
+# (commits.write_changelog). Maintenance clusters the files under
+# CHANGELOG_SMALL_FILE_BYTES into files of up to this size
 # (changelog_cluster_commits of conf/lakehouse.yml); a write clusters inline
 # only past OVERDUE_CHANGELOG_COMMITS, when nobody maintains. Decision 0023.
 CHANGELOG_CLUSTERED_FILE_BYTES = 128 * 1024**2
@@ -204,18 +204,12 @@ def changelog_options(table: TableConfig, parallelism: int) -> dict[str, str]:
         "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
         **_event_time_merge("_cdc_position"),
         "hoodie.parquet.small.file.limit": "0",
-        # Events at or before the last position are inserted with the ids
-        # already stored dropped (a redelivery writes nothing): one row per id
-        # without an upsert's rewrite of the files holding them.
-        "hoodie.datasource.insert.dup.policy": "drop",
         # Append-mostly and read whole: no index to keep in a metadata table.
         **NO_METADATA_TABLE,
-        # Bloom filters in the files' footers: a batch's event ids are looked up
-        # without reading every stored id, as the simple index did (listing's and
-        # sales' lookups 3.1-3.6 s -> 1.7-1.8 s at --scale 1). Event ids are
-        # SHA-256 hex, so every file's key range spans them all: ranges prune nothing.
-        "hoodie.index.type": "BLOOM",
-        "hoodie.bloom.index.prune.by.ranges": "false",
+        # Every write is a bulk insert, which looks no id up: the stored ids a
+        # batch may repeat are read by position (commits.unstored_events).
+        "hoodie.index.type": "SIMPLE",
+        **NO_BLOOM_FILTERS,
         **clustering_options(),
         "hoodie.clustering.inline": "true",
         "hoodie.clustering.inline.max.commits": str(OVERDUE_CHANGELOG_COMMITS),

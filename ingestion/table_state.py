@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from ingestion.checkpoint import KEY, PREFIX, Checkpoint
-from ingestion.hudi_timeline import newest_completed, timeline_files
+from ingestion.hudi_timeline import META_FOLDER, newest_completed, timeline_files
 from ingestion.paths import to_hadoop_uri
 
 SCHEMA_KEY = "schema"  # HoodieCommitMetadata.SCHEMA_KEY: the writer's Avro schema
@@ -81,11 +81,11 @@ def _spark_schema(spark: SparkSession, avro_json: str) -> T.StructType:
 
 
 def _data_bytes(spark: SparkSession, path: str) -> int:
-    """Bytes of the table's data: its folder's content less the `.hoodie` folder."""
+    """Bytes of the table's data: its folder's content less Hudi's META_FOLDER."""
     jvm = spark._jvm
     base = jvm.org.apache.hadoop.fs.Path(to_hadoop_uri(path))
     fs = base.getFileSystem(spark._jsc.hadoopConfiguration())
-    meta = jvm.org.apache.hadoop.fs.Path(base, ".hoodie")
+    meta = jvm.org.apache.hadoop.fs.Path(base, META_FOLDER)
     return int(fs.getContentSummary(base).getLength() - fs.getContentSummary(meta).getLength())
 
 

@@ -418,6 +418,18 @@ def _dashboard_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.bench_command == "chart":
+        from lakehouse.bench.chart import draw
+
+        output.say(f"chart: {draw(args.results_file)}")
+        return 0
+    from lakehouse.bench.one_at_a_time import one_bench_at_a_time
+
+    with one_bench_at_a_time(args.bench_command):
+        return _run_bench(args)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
     if args.bench_command == "ingest":
         from lakehouse.bench.ingest_bench import chosen_peers, run_ingest_bench
 
@@ -446,11 +458,6 @@ def _bench(args: argparse.Namespace) -> int:
             args.dbt_select,
         )  # fmt: skip
         results = run_soak_bench(options, args.results, output.say)
-    elif args.bench_command == "chart":
-        from lakehouse.bench.chart import draw
-
-        output.say(f"chart: {draw(args.results_file)}")
-        return 0
     elif args.bench_command == "tables":
         from lakehouse.bench.many_tables import run_tables_bench
 

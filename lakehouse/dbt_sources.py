@@ -38,7 +38,7 @@ from ingestion.decode.events import CDC_COLUMNS
 from ingestion.decode.types import FieldType, from_spark_type, widen
 from ingestion.discovery import served_tables
 from ingestion.errors import UserError
-from ingestion.hudi_timeline import TABLE_PROPERTIES
+from ingestion.hudi_timeline import META_FOLDER, TABLE_PROPERTIES
 from ingestion.paths import table_path, to_local_path
 from ingestion.settings import PROJECT_DIR, Settings, settings
 
@@ -337,7 +337,7 @@ def bronze_columns(tables: dict[str, TableConfig], conf: Settings | None = None)
 
 def _may_exist(path: str) -> bool:
     local = to_local_path(path)
-    return local is None or (local / ".hoodie" / TABLE_PROPERTIES).exists()
+    return local is None or (local / META_FOLDER / TABLE_PROPERTIES).exists()
 
 
 def missing_columns(text: str, bronze: BronzeColumns) -> tuple[str, ...]:

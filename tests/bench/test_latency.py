@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ingestion.config import load_tables
+from ingestion.hudi_timeline import META_FOLDER, TABLE_PROPERTIES
 from ingestion.settings import settings
 from lakehouse.bench.latency import SERVICE_LOG, Prober, generate_changes, wait_health
 from lakehouse.bench.latency_feed import Record, Sample, SinkWriter, sample_of
@@ -33,7 +34,7 @@ def test_bench_latency_reports_percentiles_throughput_and_memory(local_stack, tm
     # ... and saying `table_type: mor` for sales, which its bronze table is.
     assert results["merge_on_read"] == ["sales"] and " --merge-on-read sales " in printed
     work = Path(settings().home) / "bench" / "latency"
-    properties = work / "lake" / "bench_latency" / "sales" / ".hoodie" / "hoodie.properties"
+    properties = work / "lake" / "bench_latency" / "sales" / META_FOLDER / TABLE_PROPERTIES
     assert "hoodie.table.type=MERGE_ON_READ" in properties.read_text()
     assert results["measured"]["service_exit"] == 0
     # The prober paused as asked, and each side's cores while the changes streamed are there:

@@ -241,9 +241,7 @@ def test_chain_listens_on_loopback_only(live_chain: Live) -> None:
 
 def _commit_count(spark, table: str) -> int:
     path = table_path(settings(), DATABASE, table)
-    timeline = timeline_folder(Path(path))
-    folder = timeline if timeline.exists() else Path(path) / ".hoodie"
-    return len(list(folder.glob("*.commit")))
+    return len(list(timeline_folder(Path(path)).glob("*.commit")))
 
 
 def _quiet(_: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ingestion import hudi_timeline, hudi_writer
+from ingestion.commits import StoredRange, unstored_events
 from ingestion.config import load_tables
 
 from .bronze import BLOOM_FILTER, footer_keys, footers
@@ -30,19 +31,21 @@ def file_versions(path: Path) -> Counter:
 def test_a_redelivered_event_stays_one_row_and_no_changelog_file_is_rewritten(
     spark, tmp_path: Path
 ) -> None:
-    """The changelog's index finds a stored event id; the new events go to a file of their own."""
+    """Stored ids of the batch's positions are left out; the new events are a file of their own."""
     table = load_tables(database="writer_test")["sales"]
     path = tmp_path / "sales_changelog"
     options = hudi_writer.changelog_options(table, parallelism=1)
     hudi_writer.write(events(spark, 0, 50), str(path), options, "bulk_insert", new_table=True)
     # 40..49 again (a connector's redelivery after a restart), 50..59 new.
-    hudi_writer.write(events(spark, 40, 20), str(path), options, "insert", new_table=False)
+    redelivered = StoredRange(first=f"{40:020d}", last=f"{49:020d}")
+    batch = unstored_events(spark, str(path), events(spark, 40, 20), redelivered)
+    hudi_writer.write(batch, str(path), options, "bulk_insert", new_table=False)
     assert sorted(file_versions(path).values()) == [1, 1]
     stored = spark.read.format("hudi").load(str(path)).select("salesid").collect()
     assert sorted(r.salesid for r in stored) == list(range(60))
-    # Only redelivered events: nothing written.
-    hudi_writer.write(events(spark, 0, 60), str(path), options, "insert", new_table=False)
-    assert sorted(file_versions(path).values()) == [1, 1]
+    # Only redelivered events: nothing left to write.
+    every = StoredRange(first=f"{0:020d}", last=f"{59:020d}")
+    assert unstored_events(spark, str(path), events(spark, 0, 60), every).count() == 0
 
 
 # Small-file handling on, so that an upsert rewrites the changelog's one file.
@@ -93,9 +96,10 @@ def test_bronze_and_changelog_commits_merge_spark_rows_not_avro_records(
         assert sorted(file_versions(path).values()) == [2]  # the upsert rewrote the file
         keys = footer_keys(spark, path)
         assert "parquet.avro.schema" not in keys and "org.apache.spark.version" in keys
-    # The changelog's bloom index reads its files' key filters; bronze's index none.
-    assert BLOOM_FILTER in footer_keys(spark, changelog)
-    assert BLOOM_FILTER not in footer_keys(spark, bronze)
+    # No index of either reads key filters: the files the upserts rewrote carry none.
+    for path in (changelog, bronze):
+        rewritten = max(path.glob("*.parquet"), key=lambda file: file.stat().st_mtime_ns)
+        assert BLOOM_FILTER not in footer_keys(spark, rewritten)
 
 
 def test_hudi_writes_zstd_parquet_files(spark, tmp_path: Path) -> None:
@@ -164,7 +168,7 @@ def test_a_local_timeline_is_listed_as_hadoop_lists_it(spark, tmp_path: Path) ->
     options = hudi_writer.changelog_options(table, parallelism=1)
     hudi_writer.write(events(spark, 0, 5), str(path), options, "bulk_insert", new_table=True)
     hudi_writer.write(events(spark, 5, 5), str(path), options, "insert", new_table=False)
-    for folder in (path / ".hoodie", hudi_timeline.timeline_folder(path)):
+    for folder in (path / hudi_timeline.META_FOLDER, hudi_timeline.timeline_folder(path)):
         assert any(name.endswith(".crc") for name in os.listdir(folder))
         hadoop = hudi_timeline._store_mtimes(spark, folder.as_uri())
         assert hadoop and hudi_timeline._local_mtimes(folder) == pytest.approx(hadoop, abs=0.001)

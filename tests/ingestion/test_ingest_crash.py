@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ingestion.hudi_timeline import timeline_folder
+from ingestion.hudi_timeline import METADATA_TABLE, timeline_folder
 from ingestion.maintenance import maintain
 from ingestion.nothing_new import nothing_new
 from ingestion.paths import table_path
@@ -43,7 +43,7 @@ def has(folder: Path, suffix: str) -> bool:
 
 
 def metadata_table(conf, database: str, table: str) -> Path:
-    return Path(table_path(conf, database, table)) / ".hoodie" / "metadata"
+    return Path(table_path(conf, database, table)) / METADATA_TABLE
 
 
 def metadata_timeline(conf, database: str, table: str) -> Path:

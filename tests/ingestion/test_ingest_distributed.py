@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ingestion.hudi_timeline import META_FOLDER
 from ingestion.settings import load_settings
 from ingestion.spark import spark_env
 from lakehouse.cdc.generate import GenerateOptions, generate
@@ -35,7 +36,7 @@ def test_ingest_with_landing_and_lake_on_s3(spark, s3_env, tmp_path: Path) -> No
     for table, key in (("sales", "salesid"), ("users", "userid")):
         rows = spark_rows(spark, conf, "s3_bronze", table)
         assert differences(rows, expected(local, table), key) == [], table
-    listed = s3_env.list_objects_v2(Bucket="tickit", Prefix="lake/s3_bronze/sales/.hoodie/")
+    listed = s3_env.list_objects_v2(Bucket="tickit", Prefix=f"lake/s3_bronze/sales/{META_FOLDER}/")
     assert listed["KeyCount"] > 0
     assert not run_ingest(spark, conf, tables_for("s3_bronze", ("sales",)))["sales"].committed
 

@@ -10,7 +10,7 @@ import pytest
 
 from ingestion import hudi_timeline
 from ingestion.checkpoint import Checkpoint, oldest
-from ingestion.commits import ChangelogPart, changelog_parts
+from ingestion.commits import StoredRange, repeatable_range
 from ingestion.continuous import Pacing
 from ingestion.hudi_timeline import newest_completed
 from ingestion.hudi_writer import parallelism
@@ -61,33 +61,22 @@ def test_the_older_checkpoint_wins_so_the_table_behind_catches_up() -> None:
     assert batch.checkpoint.offsets == {0: 10, 1: 7}
 
 
-BULK = ChangelogPart("bulk_insert")
-LOOKED_UP = ChangelogPart("insert")
-
-
 @pytest.mark.parametrize(
-    ("exists", "stored_last", "first", "last", "parts"),
+    ("exists", "stored_last", "first", "last", "looked_up"),
     [
-        (False, None, "05", "09", [BULK]),
-        (True, "04", "05", "09", [BULK]),  # every event after every stored one
-        (True, "09", "05", "09", [LOOKED_UP]),  # a rerun, or another key at a position
-        (True, "10", "05", "09", [LOOKED_UP]),
-        (True, None, "05", "09", [LOOKED_UP]),  # nothing recorded: a rolled-back first
-        # A few redelivered events: looked up apart, the rest bulk-inserted.
-        (
-            True,
-            "06",
-            "05",
-            "09",
-            [ChangelogPart("insert", up_to="06"), ChangelogPart("bulk_insert", past="06")],
-        ),
+        (False, None, "05", "09", None),
+        (True, "04", "05", "09", None),  # every event after every stored one
+        (True, None, "05", "09", None),  # nothing recorded or read: no stored row
+        (True, "09", "05", "09", StoredRange("05", "09")),  # a rerun, another key at a position
+        (True, "10", "05", "09", StoredRange("05", "10")),
+        (True, "06", "05", "09", StoredRange("05", "06")),  # a few redelivered events
     ],
 )
 def test_the_changelog_looks_up_only_the_events_at_or_before_its_last_position(
-    exists: bool, stored_last: str | None, first: str, last: str, parts: list[ChangelogPart]
+    exists: bool, stored_last: str | None, first: str, last: str, looked_up: StoredRange | None
 ) -> None:
     counts = BatchCounts(ops={"u": 2}, first_position=first, last_position=last)
-    assert changelog_parts(exists, stored_last, counts) == parts
+    assert repeatable_range(exists, stored_last, counts) == looked_up
 
 
 def test_batch_counts_from_one_aggregation() -> None:

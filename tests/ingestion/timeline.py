@@ -12,7 +12,7 @@ from pathlib import Path
 import fastavro
 
 from ingestion.checkpoint import KEY, Checkpoint
-from ingestion.hudi_timeline import timeline_folder
+from ingestion.hudi_timeline import META_FOLDER, TABLE_PROPERTIES, timeline_folder
 
 COMMIT_SCHEMA = fastavro.parse_schema(
     {
@@ -41,7 +41,7 @@ def commit(
     out (a compaction's commit); `extra`: more of its extra metadata."""
     timeline = timeline_folder(table)
     timeline.mkdir(parents=True, exist_ok=True)
-    (table / ".hoodie" / "hoodie.properties").touch()
+    (table / META_FOLDER / TABLE_PROPERTIES).touch()
     metadata = {} if offsets is None else {KEY: Checkpoint(topic, offsets).to_json()}
     path = timeline / f"{requested}_{int(requested) + 5}.commit"
     with path.open("wb") as out:

@@ -7,11 +7,13 @@ gone, messages without text); one real Spark failure checks it end to end.
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from lakehouse import cli, errors_text
+from lakehouse.bench.one_at_a_time import one_bench_at_a_time
 
 from .java_fakes import ANCIENT, FakeThrowable, Py4JJavaError, SparkUpgradeException, hudi_failure
 
@@ -208,3 +210,17 @@ def test_run_live_with_change_batches_is_one_line(capsys) -> None:
     assert capsys.readouterr().err.strip().splitlines() == [
         "error: --change-batches is for generated CDC: --live runs a workload instead"
     ]
+
+
+def test_a_second_bench_is_refused_in_one_line_naming_the_first(capsys) -> None:
+    """Two at once would share the bench folders and the catalog: the second does nothing."""
+    with one_bench_at_a_time("ingest"):
+        assert cli.main(["bench", "floor", "--scale", "0.001"]) == cli.EXIT_USER_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        f"error: another benchmark is running in this project (lakehouse bench ingest, pid "
+        f"{os.getpid()}, since "
+    ), err
+    with one_bench_at_a_time("floor"):  # the first one's end frees it
+        pass
