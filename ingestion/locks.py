@@ -42,8 +42,13 @@ class TableLockedError(UserError):
     """Another run holds the table past the wait; this run changed nothing in it."""
 
 
+def locks_folder(home: Path) -> Path:
+    """A settings home's lock files: one per table, one for its benchmarks."""
+    return home / "run" / "locks"
+
+
 def lock_path(home: Path, database: str, table: str) -> Path:
-    return home / "run" / "locks" / f"{database}.{table}.lock"
+    return locks_folder(home) / f"{database}.{table}.lock"
 
 
 def _acquire(handle: TextIO, wait_seconds: float) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from ingestion.errors import UserError
-from ingestion.locks import LockBusy, file_lock
+from ingestion.locks import LockBusy, file_lock, locks_folder
 from ingestion.settings import settings
 
 
@@ -24,7 +24,7 @@ class BenchBusyError(UserError):
 @contextmanager
 def one_bench_at_a_time(name: str) -> Iterator[None]:
     """Hold the project's bench lock for `lakehouse bench <name>`, or refuse at once."""
-    path = settings().run_dir / "locks" / "bench.lock"
+    path = locks_folder(settings().home) / "bench.lock"
     with ExitStack() as held:
         try:
             held.enter_context(file_lock(path, 0, f"lakehouse bench {name}"))
