@@ -186,6 +186,20 @@ LONGEST_FIRST = (
 )
 
 
+def _interrupted(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+
+def pytest_configure() -> None:
+    """A run stopped by SIGTERM (a CI limit, `timeout`) unwinds as Ctrl-C does.
+
+    Python's default for SIGTERM ends the process at once: the session
+    fixtures' teardown never ran, and the run's stack (catalog and Thrift
+    server) and servers outlived it. Each xdist worker loads this file too.
+    """
+    signal.signal(signal.SIGTERM, _interrupted)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest groups first; a module using a shared fixture must be in its group."""
     for item in items:
