@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEADLINE_SECONDS = 60
 
 # A run whose session fixture marks its teardown, and whose one test waits to be stopped.
-CHILD = '''
+CHILD = """
 import threading
 from pathlib import Path
 
@@ -34,7 +34,7 @@ def server():
 def test_waits_to_be_stopped(server):
     (MARKS / "started").touch()
     threading.Event().wait(120)
-'''
+"""
 
 
 def test_a_run_stopped_by_sigterm_runs_its_session_teardown(tmp_path: Path) -> None:
