@@ -39,7 +39,7 @@ def test_waits_to_be_stopped(server):
 
 def test_a_run_stopped_by_sigterm_runs_its_session_teardown(tmp_path: Path) -> None:
     (tmp_path / "test_child.py").write_text(CHILD)
-    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:randomly"]
+    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest"]
     child = subprocess.Popen(
         [*command, "-q", str(tmp_path / "test_child.py")],
         cwd=REPO,
